@@ -1,0 +1,126 @@
+"""`spade-async` command line: run, resume, config, env, tui.
+
+Why a thin layer: every command parses its input, turns any expected failure (bad config,
+bad environment file, missing run) into one clear line and an exit status, and hands off
+to the library. A traceback reaching the user is a bug; ``main`` catches the known error
+types and prints them as messages.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from spade_async import __version__
+from spade_async.config import Config, ConfigError, config_to_toml, load_config
+
+EXIT_CONFIG = 2
+
+
+def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
+    try:
+        return load_config(path, list(overrides))
+    except ConfigError as exc:
+        for line in exc.problems:
+            click.echo(f"error: {line}", err=True)
+        sys.exit(EXIT_CONFIG)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="spade-async")
+def cli() -> None:
+    """spade-async: SPADE self-play RL (design environments, play them, learn) on one box."""
+
+
+@cli.command()
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value (TOML syntax), e.g. run.max_steps=3.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Shorthand for --set run.max_steps=N.")
+@click.option("--headless", is_flag=True, help="Console progress only (no TUI).")
+@click.option("--sync", "sync_mode", is_flag=True, help="Strictly sequential loop (no overlap), for comparison and debugging.")
+@click.option("--resume", is_flag=True, help="Continue from the newest complete checkpoint in run.run_dir.")
+@click.option("--force", is_flag=True, help="With --resume: accept a config that differs from the checkpointed one.")
+def run(config_path: str, overrides: tuple[str, ...], max_steps: int | None, headless: bool, sync_mode: bool, resume: bool, force: bool) -> None:
+    """Train by self-play with the settings in CONFIG."""
+    if max_steps is not None:
+        overrides = (*overrides, f"run.max_steps={max_steps}")
+    cfg = _load_or_exit(config_path, overrides)
+    sys.exit(_start(cfg, headless=headless, sync=sync_mode, resume=resume, force=force))
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.option("--headless", is_flag=True, help="Console progress only (no TUI).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Raise the step budget of the resumed run.")
+def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
+    """Continue the run in RUN_DIR from its newest complete checkpoint, with its own config."""
+    config_file = Path(run_dir) / "config.toml"
+    if not config_file.is_file():
+        click.echo(f"error: {run_dir} is not a spade-async run folder (no config.toml)", err=True)
+        sys.exit(EXIT_CONFIG)
+    overrides = (f"run.max_steps={max_steps}",) if max_steps else ()
+    cfg = _load_or_exit(str(config_file), overrides)
+    sys.exit(_start(cfg, headless=headless, sync=False, resume=True, force=max_steps is not None))
+
+
+def _start(cfg: Config, *, headless: bool, sync: bool, resume: bool, force: bool) -> int:
+    """Run in the TUI when a terminal is attached (the CLI is the application shell: the
+    library itself never imports the TUI), else headless with console progress."""
+    if not headless and sys.stdout.isatty() and sys.stdin.isatty():
+        try:
+            from tui.run import run_with_tui
+        except ImportError as exc:
+            click.echo(f"note: TUI unavailable ({exc}); running headless", err=True)
+        else:
+            return int(run_with_tui(cfg, sync=sync, resume=resume, force=force))
+    from spade_async.launch import launch_run
+
+    return launch_run(cfg, sync=sync, resume=resume, force=force)
+
+
+@cli.group()
+def config() -> None:
+    """Inspect configuration files."""
+
+
+@config.command("show")
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a value before showing.")
+def config_show(config_path: str, overrides: tuple[str, ...]) -> None:
+    """Print CONFIG fully resolved (defaults filled in) as TOML."""
+    cfg = _load_or_exit(config_path, overrides)
+    click.echo(config_to_toml(cfg), nl=False)
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path())
+def tui(run_dir: str) -> None:
+    """Watch the run in RUN_DIR (live or finished) in the terminal UI."""
+    try:
+        from tui.cli import run_tui
+    except ImportError as exc:  # the TUI is an optional part of the install
+        click.echo(f"error: the TUI is not available ({exc}); pip install textual", err=True)
+        sys.exit(1)
+    sys.exit(run_tui(Path(run_dir)))
+
+
+def _register_optional_commands() -> None:
+    """Attach subcommands that live in their own modules (env check/play, ...)."""
+    try:
+        from spade_async.commands.env_cmd import env
+    except ImportError:
+        return
+    cli.add_command(env)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    cli(prog_name="spade-async")
+
+
+if __name__ == "__main__":
+    main()

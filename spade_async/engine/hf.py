@@ -1,0 +1,269 @@
+"""transformers generation backend: the CPU default and the reference for tests.
+
+Why a hand-written sampling loop instead of ``model.generate``: GRPO needs, for every
+sampled token, its logprob under the *tempered* sampling distribution, and per-sequence
+stop handling that never records a pad token as sampled. A 60-line loop over the KV cache
+gives both exactly, with left padding and a per-call ``torch.Generator`` for reproducible
+seeds.
+
+Why leader batching: the agent plays many episodes concurrently and each turn asks for one
+completion. ``generate`` queues its requests, and whichever caller holds the model lock
+drains the whole queue in batches (grouped by temperature/top_p) in a worker thread, so
+concurrent single requests become one batched forward. No background task is needed.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from spade_async.engine.base import Completion, GenerationRequest
+
+
+@dataclass
+class _Slot:
+    request: GenerationRequest
+    result: Completion | None = None
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def resolve_dtype(dtype: str, device: str) -> Any:
+    import torch
+
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    return getattr(torch, dtype)
+
+
+class HFEngine:
+    """Batched, token-in/token-out generation with transformers and PEFT adapters."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        device: str = "cpu",
+        dtype: str = "auto",
+        batch_size: int = 16,
+        max_model_len: int = 4096,
+        seed: int = 0,
+    ) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.device = resolve_device(device)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+        self.model = AutoModelForCausalLM.from_pretrained(
+            str(model_path), dtype=resolve_dtype(dtype, self.device)
+        ).to(self.device)
+        self.model.eval()
+        self.base_model = self.model
+        # transformers 5 renamed `past_key_values` to `cache`; accept either.
+        params = inspect.signature(type(self.model).forward).parameters
+        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
+        self.batch_size = batch_size
+        self.max_model_len = max_model_len
+        self.adapter_version = 0
+        self._generator = torch.Generator(device="cpu").manual_seed(seed)
+        self._pending: list[_Slot] = []
+        self._lock = anyio.Lock()
+        self.generated_tokens = 0
+        self.generate_seconds = 0.0
+
+    # -- tokenizer helpers -------------------------------------------------
+    @property
+    def eos_token_id(self) -> int:
+        return int(self.tokenizer.eos_token_id)
+
+    @property
+    def eos_text(self) -> str:
+        return str(self.tokenizer.eos_token)
+
+    def encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def decode(self, token_ids: list[int]) -> str:
+        return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
+
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False))
+
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt))
+
+    # -- generation ------------------------------------------------------------
+    async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
+        for r in requests:
+            if len(r.prompt_ids) + r.sampling.max_new_tokens > self.max_model_len:
+                raise ValueError(
+                    f"prompt of {len(r.prompt_ids)} tokens + max_new_tokens {r.sampling.max_new_tokens} "
+                    f"exceeds engine.max_model_len {self.max_model_len}"
+                )
+        slots = [_Slot(r) for r in requests]
+        self._pending.extend(slots)
+        async with self._lock:
+            while any(s.result is None for s in slots):
+                await anyio.sleep(0)  # let concurrent callers enqueue before we batch
+                batch = self._take_batch()
+                results = await anyio.to_thread.run_sync(self._generate_batch, [s.request for s in batch])
+                for slot, completion in zip(batch, results, strict=True):
+                    slot.result = completion
+        return [s.result for s in slots if s.result is not None]
+
+    def _take_batch(self) -> list[_Slot]:
+        head = self._pending[0].request.sampling
+        key = (head.temperature, head.top_p)
+        batch = [s for s in self._pending if (s.request.sampling.temperature, s.request.sampling.top_p) == key]
+        batch = batch[: self.batch_size]
+        taken = {id(s) for s in batch}
+        self._pending = [s for s in self._pending if id(s) not in taken]
+        return batch
+
+    def _generate_batch(self, requests: list[GenerationRequest]) -> list[Completion]:
+        import time
+
+        import torch
+
+        t0 = time.perf_counter()
+        temperature = requests[0].sampling.temperature
+        top_p = requests[0].sampling.top_p
+        seed = requests[0].sampling.seed
+        generator = torch.Generator(device="cpu").manual_seed(seed) if seed is not None else self._generator
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_token_id
+        width = max(len(r.prompt_ids) for r in requests)
+        ids = torch.full((len(requests), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(requests), width), dtype=torch.long)
+        for i, r in enumerate(requests):
+            ids[i, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids, dtype=torch.long)
+            mask[i, width - len(r.prompt_ids) :] = 1
+        budget = [r.sampling.max_new_tokens for r in requests]
+        tokens: list[list[int]] = [[] for _ in requests]
+        logprobs: list[list[float]] = [[] for _ in requests]
+        finish = ["length"] * len(requests)
+        done = [False] * len(requests)
+        texts = [""] * len(requests)
+        eos = self.eos_token_id
+        past = None
+        inputs = ids.to(self.device)
+        attn = mask.to(self.device)
+        positions = (attn.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            for _ in range(max(budget)):
+                out = self.model(
+                    input_ids=inputs,
+                    attention_mask=attn,
+                    position_ids=positions,
+                    use_cache=True,
+                    logits_to_keep=1,  # never project prompt positions onto the 49k vocab
+                    **{self._cache_kwarg: past},
+                )
+                past = getattr(out, "cache", None) or out.past_key_values
+                logits = out.logits[:, -1, :].float() / temperature
+                logp = torch.log_softmax(logits, dim=-1)
+                probs = _top_p_probs(logp.exp(), top_p)
+                nxt = torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(-1)
+                if top_p < 1.0:  # logprob under the truncated, renormalised distribution
+                    chosen = probs.cpu().gather(-1, nxt[:, None]).squeeze(-1).clamp_min(1e-30).log()
+                else:
+                    chosen = logp.cpu().gather(-1, nxt[:, None]).squeeze(-1)
+                for i, tok in enumerate(nxt.tolist()):
+                    if done[i]:
+                        continue
+                    tokens[i].append(tok)
+                    logprobs[i].append(float(chosen[i]))
+                    if tok == eos:
+                        done[i], finish[i] = True, "stop"
+                        continue
+                    stops = requests[i].sampling.stop
+                    if stops:
+                        texts[i] += self.tokenizer.decode([tok])
+                        if any(s in texts[i][-(len(s) + 32) :] for s in stops):
+                            done[i], finish[i] = True, "stop"
+                            continue
+                    if len(tokens[i]) >= budget[i]:
+                        done[i] = True
+                if all(done):
+                    break
+                feed = torch.where(torch.tensor(done), torch.tensor(pad), nxt)
+                inputs = feed[:, None].to(self.device)
+                attn = torch.cat([attn, torch.ones((len(requests), 1), dtype=attn.dtype, device=self.device)], dim=1)
+                positions = positions[:, -1:] + 1
+        self.generated_tokens += sum(len(t) for t in tokens)
+        self.generate_seconds += time.perf_counter() - t0
+        return [
+            Completion(
+                prompt_ids=list(r.prompt_ids),
+                token_ids=tokens[i],
+                logprobs=logprobs[i],
+                text=_cut_at_stop(self.decode(tokens[i]), r.sampling.stop),
+                finish_reason=finish[i],
+                adapter_version=self.adapter_version,
+            )
+            for i, r in enumerate(requests)
+        ]
+
+    # -- checkpointing -------------------------------------------------------------
+    def rng_state(self) -> Any:
+        """State of the sampling generator (restored on resume for identical sampling)."""
+        return self._generator.get_state()
+
+    def set_rng_state(self, state: Any) -> None:
+        self._generator.set_state(state)
+
+    # -- adapters ------------------------------------------------------------------
+    async def load_adapter(self, version: int, path: str) -> None:
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._load_adapter_sync, version, path)
+
+    def _load_adapter_sync(self, version: int, path: str) -> None:
+        from peft import PeftModel
+
+        name = f"v{version}"
+        if self.model is self.base_model:
+            self.model = PeftModel.from_pretrained(self.base_model, path, adapter_name=name, is_trainable=False)
+        else:
+            previous = self.model.active_adapter
+            self.model.load_adapter(path, adapter_name=name, is_trainable=False)
+            self.model.set_adapter(name)
+            if previous != name:
+                self.model.delete_adapter(previous)
+        self.model.eval()
+        self.adapter_version = version
+
+    async def aclose(self) -> None:
+        self._pending.clear()
+
+
+def _top_p_probs(probs: Any, top_p: float) -> Any:
+    """Zero out the tail beyond nucleus mass ``top_p`` and renormalise."""
+    if top_p >= 1.0:
+        return probs
+    import torch
+
+    sorted_p, order = probs.sort(dim=-1, descending=True)
+    keep = sorted_p.cumsum(-1) - sorted_p < top_p
+    sorted_p = sorted_p * keep
+    out = torch.zeros_like(probs).scatter(-1, order, sorted_p)
+    return out / out.sum(-1, keepdim=True)
+
+
+def _cut_at_stop(text: str, stops: tuple[str, ...]) -> str:
+    """Text up to and including the first stop string."""
+    cut = math.inf
+    for s in stops:
+        at = text.find(s)
+        if at >= 0:
+            cut = min(cut, at + len(s))
+    return text if cut == math.inf else text[: int(cut)]

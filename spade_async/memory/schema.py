@@ -1,0 +1,118 @@
+"""The run database's schema as named, ordered migrations (simonw/llm style).
+
+Why named migrations rather than ``CREATE TABLE IF NOT EXISTS``: a run database outlives the
+code that wrote it (resume after an upgrade, the TUI reading an old run). Each migration
+runs once, in order, inside a transaction, and its name is recorded in ``_migrations``;
+adding a column later is a new entry at the end of ``MIGRATIONS``, never an edit.
+
+Environments are content-addressed: ``environments.id`` is the sha256 of the code, so the
+same code designed twice is one row.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            config_toml TEXT NOT NULL,
+            config_hash TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            status TEXT NOT NULL DEFAULT 'running',   -- running | finished | failed | interrupted
+            isolation TEXT                            -- JSON: probed sandbox layers
+        );
+        CREATE TABLE environments (
+            id TEXT PRIMARY KEY,                      -- sha256 hex of code
+            run_id INTEGER REFERENCES runs(id),
+            created_step INTEGER NOT NULL,
+            skill TEXT,
+            domain TEXT NOT NULL,
+            origin TEXT NOT NULL,                     -- seed | fresh | mutation | repair
+            parent_id TEXT,
+            code TEXT NOT NULL,
+            hint TEXT,
+            doc_title TEXT,
+            doc_text TEXT,
+            valid INTEGER NOT NULL,
+            reasons TEXT NOT NULL DEFAULT '[]',       -- JSON list of validation reasons
+            status TEXT NOT NULL,                     -- active | retired | invalid
+            win_rate REAL,
+            hint_win_rate REAL,
+            regret REAL,
+            designer_reward REAL,
+            n_plays INTEGER NOT NULL DEFAULT 0,
+            updated_step INTEGER,
+            embedding BLOB                            -- float32 little-endian
+        );
+        CREATE INDEX environments_step ON environments(created_step);
+        CREATE TABLE episodes (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id),
+            step INTEGER NOT NULL,
+            env_id TEXT NOT NULL REFERENCES environments(id),
+            adapter_version INTEGER NOT NULL,
+            hinted INTEGER NOT NULL,
+            outcome REAL NOT NULL,
+            turns INTEGER NOT NULL,
+            truncated INTEGER NOT NULL DEFAULT 0,
+            transcript TEXT NOT NULL DEFAULT '[]'     -- JSON list of {role, text, reward}
+        );
+        CREATE INDEX episodes_env ON episodes(env_id, step);
+        CREATE INDEX episodes_step ON episodes(step);
+        CREATE TABLE steps (
+            run_id INTEGER REFERENCES runs(id),
+            step INTEGER NOT NULL,
+            adapter_version INTEGER NOT NULL,
+            wall_s REAL,
+            metrics TEXT NOT NULL,                    -- JSON object, keys in METRIC_KEYS
+            created_at REAL NOT NULL,
+            PRIMARY KEY (run_id, step)
+        );
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id),
+            step INTEGER,
+            kind TEXT NOT NULL,                       -- rejected | stale_drop | checkpoint | resume | info | error
+            message TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX events_step ON events(step);
+        CREATE TABLE checkpoints (
+            run_id INTEGER REFERENCES runs(id),
+            step INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (run_id, step)
+        );
+        """,
+    ),
+]
+
+METRIC_KEYS: tuple[str, ...] = (
+    "adapter_version",  # live adapter version at the end of the step
+    "valid_fraction",  # admitted / designed candidates this step (NaN if none designed)
+    "n_envs",  # live environments this step
+    "plain_return_mean",  # mean outcome of plain (hint-free) plays
+    "hint_return_mean",  # mean outcome of hinted plays
+    "regret_mean",  # mean clipped, scaled hint regret over envs
+    "agent_return_mean",  # = plain_return_mean (what the agent is trained on)
+    "learnable_fraction",  # share of envs with plain win rate in [0.2, 0.8]
+    "band_too_easy",  # envs with win rate > plateau_high + ramp ... see metrics.win_rate_band
+    "band_in_band",
+    "band_too_hard",
+    "band_invalid",
+    "designer_reward_mean",
+    "loss",
+    "clip_fraction",
+    "kl",
+    "grad_norm",
+    "tokens_per_s",  # generation tokens/s this step
+    "stale_dropped",  # samples dropped for staleness (cumulative)
+    "time_design_s",
+    "time_play_s",
+    "time_learn_s",
+)
+"""Keys of ``steps.metrics`` (a JSON object); the TUI plots these. Absent keys mean 'not measured'."""

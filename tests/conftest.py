@@ -1,0 +1,26 @@
+"""Shared fixtures: the anyio backend, and a tiny randomly initialised model with the real tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir():
+    """Folder of a tiny random Llama with the SmolLM2 tokenizer (built once, cached)."""
+    from spade_async.engine.tiny import build_tiny_model
+
+    return build_tiny_model()
+
+
+@pytest.fixture(scope="session")
+def embedded_model_dir():
+    """Folder of the converted embedded SmolLM2-135M-Instruct (first call converts, ~45 s)."""
+    from spade_async.engine.embedded import model_dir
+
+    return model_dir()

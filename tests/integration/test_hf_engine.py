@@ -1,0 +1,125 @@
+"""HF engine on the tiny model: logprobs equal a forward pass, batching, stops, adapters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+import torch
+
+from spade_async.engine.base import Engine, GenerationRequest, Sampling
+from spade_async.engine.hf import HFEngine
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_model_dir: Path) -> HFEngine:
+    torch.manual_seed(0)
+    return HFEngine(tiny_model_dir, seed=0)
+
+
+def forward_logprobs(engine: HFEngine, prompt: list[int], tokens: list[int], temperature: float) -> list[float]:
+    ids = torch.tensor([prompt + tokens])
+    with torch.no_grad():
+        logits = engine.model(ids).logits[0].float() / temperature
+    logp = torch.log_softmax(logits, dim=-1)
+    return [logp[len(prompt) - 1 + i, t].item() for i, t in enumerate(tokens)]
+
+
+def test_satisfies_protocol(engine: HFEngine) -> None:
+    assert isinstance(engine, Engine)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.5])
+async def test_logprobs_match_a_forward_pass(engine: HFEngine, temperature: float) -> None:
+    prompt = engine.chat_prompt([{"role": "user", "content": "Play: \\boxed{guess 50}"}])
+    short = prompt[:7]  # a shorter prompt in the same batch exercises left padding
+    outs = await engine.generate(
+        [GenerationRequest(p, Sampling(temperature=temperature, max_new_tokens=10)) for p in (prompt, short)]
+    )
+    for out in outs:
+        assert len(out.token_ids) == len(out.logprobs) > 0
+        ref = forward_logprobs(engine, out.prompt_ids, out.token_ids, temperature)
+        assert max(abs(a - b) for a, b in zip(ref, out.logprobs, strict=True)) < 1e-4
+        assert out.adapter_version == 0
+
+
+async def test_max_new_tokens_and_finish_reason(engine: HFEngine) -> None:
+    out = (await engine.generate([GenerationRequest([1, 2, 3], Sampling(max_new_tokens=5))]))[0]
+    assert len(out.token_ids) <= 5
+    assert out.finish_reason in ("length", "stop")
+    if out.finish_reason == "length":
+        assert len(out.token_ids) == 5
+
+
+async def test_top_p_logprobs_are_under_the_truncated_distribution(engine: HFEngine) -> None:
+    out = (await engine.generate([GenerationRequest([1, 2, 3], Sampling(top_p=0.5, max_new_tokens=6))]))[0]
+    full = forward_logprobs(engine, out.prompt_ids, out.token_ids, 1.0)
+    # Renormalising over the nucleus can only raise a kept token's probability.
+    assert all(lp >= f - 1e-5 for lp, f in zip(out.logprobs, full, strict=True))
+
+
+async def test_seeded_requests_reproduce(engine: HFEngine) -> None:
+    req = GenerationRequest([5, 6, 7], Sampling(max_new_tokens=8, seed=123))
+    a = (await engine.generate([req]))[0]
+    b = (await engine.generate([req]))[0]
+    assert a.token_ids == b.token_ids
+
+
+async def test_concurrent_callers_are_batched(engine: HFEngine) -> None:
+    results: dict[int, int] = {}
+    calls_before = engine.generate_seconds
+
+    async def one(i: int) -> None:
+        out = await engine.generate([GenerationRequest([10 + i, 11, 12], Sampling(max_new_tokens=4))])
+        results[i] = len(out[0].token_ids)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(6):
+            tg.start_soon(one, i)
+    assert sorted(results) == list(range(6))
+    assert engine.generate_seconds > calls_before
+
+
+async def test_stop_string_ends_completion(engine: HFEngine) -> None:
+    # Find what the model says first, then use its first character as a stop string.
+    probe = (await engine.generate([GenerationRequest([1, 2, 3], Sampling(max_new_tokens=6, seed=7))]))[0]
+    text = probe.text
+    if not text.strip():
+        pytest.fail("tiny model produced no visible text to test stops with")
+    stop = text.strip()[0]
+    out = (await engine.generate([GenerationRequest([1, 2, 3], Sampling(max_new_tokens=6, seed=7, stop=(stop,)))]))[0]
+    assert out.finish_reason == "stop"
+    assert out.text.endswith(stop)
+    assert len(out.token_ids) <= len(probe.token_ids)
+
+
+async def test_too_long_prompt_is_a_clear_error(engine: HFEngine) -> None:
+    with pytest.raises(ValueError, match="max_model_len"):
+        await engine.generate([GenerationRequest([1] * 5000, Sampling(max_new_tokens=4))])
+
+
+async def test_load_adapter_changes_generations(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    engine = HFEngine(tiny_model_dir, seed=0)
+    prompt = [1, 2, 3, 4]
+    before = forward_logprobs(engine, prompt, [42], 1.0)[0]
+    model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir))
+    peft_model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    peft_model.save_pretrained(str(tmp_path / "v1"))
+    await engine.load_adapter(1, str(tmp_path / "v1"))
+    assert engine.adapter_version == 1
+    out = (await engine.generate([GenerationRequest(prompt, Sampling(max_new_tokens=3))]))[0]
+    assert out.adapter_version == 1
+    after = forward_logprobs(engine, prompt, [42], 1.0)[0]
+    assert abs(after - before) > 1e-4
+    # A second version replaces the first.
+    peft2 = get_peft_model(AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"], init_lora_weights=False))
+    peft2.save_pretrained(str(tmp_path / "v2"))
+    await engine.load_adapter(2, str(tmp_path / "v2"))
+    assert engine.adapter_version == 2
+    assert list(engine.model.peft_config) == ["v2"]

@@ -1,0 +1,1 @@
+"""Textual monitor for spade-async runs; reads the run database, never writes it."""
