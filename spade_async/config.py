@@ -12,10 +12,10 @@ holding one line per problem, which the CLI prints and exits with status 2.
 from __future__ import annotations
 
 import difflib
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
+import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SKILLS: tuple[str, ...] = (
@@ -123,7 +123,8 @@ class SelfPlayConfig(Section):
     skills: list[str] = Field(default_factory=lambda: list(SKILLS))
     """Skills the designer rotates through."""
     skills_per_regen: int = Field(default=3, gt=0)
-    """Skills drawn per regeneration."""
+    """Skills drawn per regeneration. Designer rewards are centred per skill, so keep
+    envs_per_step / skills_per_regen >= 2 or a lone design of its skill scores 0."""
     max_turns: int = Field(default=8, gt=0)
     """Most agent turns per episode; an episode still running then is truncated (outcome 0)."""
     max_context_tokens: int = Field(default=2048, gt=0)
@@ -279,6 +280,12 @@ class Config(Section):
             raise ValueError("model.qlora: needs a CUDA device (bitsandbytes 4-bit); set run.device = \"cuda\" or qlora = false")
         if self.engine.backend == "vllm" and self.run.device == "cpu":
             raise ValueError("engine.backend: \"vllm\" needs a CUDA device; use backend = \"hf\" on CPU")
+        if self.selfplay.mode == "spade" and self.selfplay.envs_per_step < 2 * self.selfplay.skills_per_regen:
+            raise ValueError(
+                f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} skills for {self.selfplay.envs_per_step} "
+                "designs leaves a skill with one design, whose centred reward is always 0; "
+                "lower skills_per_regen or raise envs_per_step"
+            )
         if self.selfplay.skills_per_regen > len(self.selfplay.skills):
             raise ValueError(
                 f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest
 
@@ -115,7 +116,7 @@ class HFEngine:
         self._pending.extend(slots)
         async with self._lock:
             while any(s.result is None for s in slots):
-                await anyio.sleep(0)  # let concurrent callers enqueue before we batch
+                await anyio.lowlevel.checkpoint()  # let concurrent callers enqueue before we batch
                 batch = self._take_batch()
                 results = await anyio.to_thread.run_sync(self._generate_batch, [s.request for s in batch])
                 for slot, completion in zip(batch, results, strict=True):

@@ -29,15 +29,32 @@ import math
 import random
 import re
 import string
-from typing import Any
-
-BOXED_RE = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
+from typing import Any, ClassVar
 
 
 def parse_boxed(text: str) -> str | None:
-    """The content of the last ``\\boxed{...}`` in ``text`` (stripped), or None."""
-    found = BOXED_RE.findall(text or "")
-    return found[-1].strip() if found else None
+    """The content of the last complete ``\\boxed{...}`` in ``text`` (stripped), or None.
+
+    Braces are counted, so nested JSON such as ``\\boxed{{"name": "f", "arguments": {"x": 1}}}``
+    is returned whole; an unclosed box is ignored.
+    """
+    text = text or ""
+    found: str | None = None
+    start = text.find("\\boxed{")
+    while start >= 0:
+        depth, i = 0, start + len("\\boxed")
+        for i in range(start + len("\\boxed"), len(text)):
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    found = text[start + len("\\boxed{") : i]
+                    break
+        else:
+            break  # unclosed: nothing later can be complete either
+        start = text.find("\\boxed{", i + 1)
+    return found.strip() if found is not None else None
 
 
 class GameEnv:
@@ -87,8 +104,8 @@ class ToolUseEnv(GameEnv):
     ``\\boxed{...}``: ``\\boxed{{"name": "...", "arguments": {...}}}`` or ``\\boxed{done}``.
     """
 
-    tools: list[dict[str, Any]] = []
-    instructions: list[str] = []
+    tools: ClassVar[list[dict[str, Any]]] = []
+    instructions: ClassVar[list[str]] = []
 
     def _initial_state(self, rng: random.Random) -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError("define _initial_state(rng) returning the backend state dict")

@@ -92,15 +92,15 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 METRIC_KEYS: tuple[str, ...] = (
-    "adapter_version",  # live adapter version at the end of the step
-    "valid_fraction",  # admitted / designed candidates this step (NaN if none designed)
-    "n_envs",  # live environments this step
-    "plain_return_mean",  # mean outcome of plain (hint-free) plays
-    "hint_return_mean",  # mean outcome of hinted plays
-    "regret_mean",  # mean clipped, scaled hint regret over envs
-    "agent_return_mean",  # = plain_return_mean (what the agent is trained on)
-    "learnable_fraction",  # share of envs with plain win rate in [0.2, 0.8]
-    "band_too_easy",  # envs with win rate > plateau_high + ramp ... see metrics.win_rate_band
+    "adapter_version",       # live adapter version at the end of the step
+    "valid_fraction",        # admitted / designed candidates this step (NaN if none designed)
+    "n_envs",                # live environments this step
+    "plain_return_mean",     # mean outcome of plain (hint-free) plays
+    "hint_return_mean",      # mean outcome of hinted plays
+    "regret_mean",           # mean clipped, scaled hint regret over envs
+    "agent_return_mean",     # = plain_return_mean (what the agent is trained on)
+    "learnable_fraction",    # share of envs with plain win rate in [0.2, 0.8]
+    "band_too_easy",         # envs with win rate > plateau_high + ramp ... see metrics.win_rate_band
     "band_in_band",
     "band_too_hard",
     "band_invalid",
@@ -109,8 +109,8 @@ METRIC_KEYS: tuple[str, ...] = (
     "clip_fraction",
     "kl",
     "grad_norm",
-    "tokens_per_s",  # generation tokens/s this step
-    "stale_dropped",  # samples dropped for staleness (cumulative)
+    "tokens_per_s",          # generation tokens/s this step
+    "stale_dropped",         # samples dropped for staleness (cumulative)
     "time_design_s",
     "time_play_s",
     "time_learn_s",

@@ -1,0 +1,77 @@
+"""The hand-written seed environments, read as text.
+
+Why text and not modules: each ``*.py`` file here is written in exactly the format the
+designer must produce (``SKILL`` / ``HINT`` / ``DESCRIPTION`` constants and one class
+subclassing the injected ``GameEnv``, with no imports of it). So they double as prompt
+examples, as the initial memory, and as the fixed-env baseline pool, and, like designer
+output, they only ever run inside the sandbox. Here they are only read: the constants are
+pulled out with ``ast``, nothing is imported or executed (the files would not even import
+on their own: ``GameEnv`` is injected by the sandbox).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from spade_async.selfplay.parsing import string_constants
+
+UNKNOWN_SKILL = "unknown"
+
+
+@dataclass(frozen=True)
+class SeedEnv:
+    """One environment file: its stem, declared constants and full source."""
+
+    name: str
+    skill: str
+    hint: str
+    description: str
+    source: str
+
+
+def _from_source(name: str, source: str, where: str) -> SeedEnv:
+    try:
+        constants = string_constants(source)
+    except SyntaxError as exc:
+        raise ValueError(f"{where}: not valid Python (line {exc.lineno}: {exc.msg})") from None
+    return SeedEnv(
+        name=name,
+        skill=constants.get("SKILL", "").strip() or UNKNOWN_SKILL,
+        hint=constants.get("HINT", "").strip(),
+        description=constants.get("DESCRIPTION", "").strip(),
+        source=source,
+    )
+
+
+def _is_env_file(name: str) -> bool:
+    return name.endswith(".py") and not name.startswith("_")
+
+
+def load_seeds() -> list[SeedEnv]:
+    """The built-in seed library, sorted by name (works from a wheel or a source tree)."""
+    folder = resources.files(__name__)
+    seeds = [
+        _from_source(entry.name[:-3], entry.read_text(encoding="utf-8"), f"seed {entry.name}")
+        for entry in folder.iterdir()
+        if entry.is_file() and _is_env_file(entry.name)
+    ]
+    return sorted(seeds, key=lambda seed: seed.name)
+
+
+def load_env_folder(path: str | Path) -> list[SeedEnv]:
+    """Every ``*.py`` file (not starting with ``_``) in ``path``, sorted by name.
+
+    For the fixed-env baseline pool. Files without a ``SKILL`` constant get skill
+    ``"unknown"``; missing ``HINT`` / ``DESCRIPTION`` become ``""``. Raises
+    ``FileNotFoundError`` for a missing folder, ``ValueError`` for a folder without
+    environment files or a file that is not valid Python (naming the file).
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"environment folder {folder} does not exist or is not a folder")
+    files = sorted(p for p in folder.iterdir() if p.is_file() and _is_env_file(p.name))
+    if not files:
+        raise ValueError(f"environment folder {folder} holds no .py environment files")
+    return [_from_source(p.stem, p.read_text(encoding="utf-8"), str(p)) for p in files]

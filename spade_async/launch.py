@@ -1,0 +1,236 @@
+"""Assemble a run from its config (engine, sandbox, store, learner, corpus), resume it, drive it.
+
+Why here and not in the CLI: the TUI and the tests start runs too. ``open_run`` is an async
+context manager that yields a ready :class:`~spade_async.orchestrator.Pipeline` (restored
+from the newest checkpoint when resuming) and always closes what it opened; ``launch_run``
+is the blocking, console entry point that turns known failures into one clear message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from spade_async.checkpoint import (
+    prune_checkpoints,
+    read_checkpoint,
+    set_rng_states,
+    write_checkpoint,
+)
+from spade_async.config import Config, ConfigError, config_to_toml, load_config
+from spade_async.corpus import Corpus, CorpusError
+from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path
+from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
+from spade_async.memory.records import EnvRecord
+from spade_async.memory.store import Store
+from spade_async.orchestrator import Pipeline
+from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
+
+DB_NAME = "run.sqlite"
+CONFIG_NAME = "config.toml"
+
+
+class RunError(Exception):
+    """A run cannot start or continue; the message says why and what to do."""
+
+
+def config_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def build_engine(cfg: Config, model_path: str) -> Any:
+    if cfg.engine.backend == "vllm":
+        from spade_async.engine.vllm import VLLMEngine
+
+        return VLLMEngine(model_path, cfg)
+    from spade_async.engine.hf import HFEngine
+
+    return HFEngine(
+        model_path,
+        device=cfg.run.device,
+        dtype=cfg.model.dtype,
+        batch_size=cfg.engine.batch_size,
+        max_model_len=cfg.engine.max_model_len,
+        seed=cfg.run.seed,
+    )
+
+
+def build_learner(cfg: Config, model_path: str) -> Any:
+    from spade_async.engine.hf import resolve_device
+    from spade_async.learner.trainer import Trainer
+
+    return Trainer(
+        model_path,
+        cfg.model,
+        cfg.learner,
+        device=resolve_device(cfg.run.device),
+        seed=cfg.run.seed,
+        tis_cap=cfg.selfplay.tis_cap,
+    )
+
+
+def env_pool(cfg: Config) -> list[SeedEnv]:
+    if cfg.selfplay.fixed_pool:
+        pool = load_env_folder(Path(cfg.selfplay.fixed_pool))
+        if not pool:
+            raise RunError(f"selfplay.fixed_pool {cfg.selfplay.fixed_pool}: no environment .py files found")
+        return pool
+    return load_seeds()
+
+
+def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:
+    """Check that the folder fits the request (new run vs resume); return the database path."""
+    db_path = run_dir / DB_NAME
+    if not resume and db_path.exists():
+        raise RunError(f"{run_dir} already holds a run; resume it with --resume, or choose another run.run_dir")
+    if resume and not db_path.exists():
+        raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return db_path
+
+
+@asynccontextmanager
+async def open_run(
+    cfg: Config,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    report: Callable[[str], None] = print,
+    engine: Any | None = None,
+    learner: Any | None = None,
+) -> AsyncIterator[Pipeline]:
+    """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
+    run_dir = Path(cfg.run.run_dir)
+    config_text = config_to_toml(cfg)
+    db_path = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume)
+
+    report("probing the sandbox ...")
+    pool = await SandboxPool.start(cfg.sandbox)
+    try:
+        report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
+        store = await Store.open(db_path)
+        try:
+            corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
+            seeds = env_pool(cfg)
+            if engine is None or learner is None:
+                t0 = time.perf_counter()
+                report(f"loading model {cfg.model.name} ...")
+                model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
+                if engine is None:
+                    engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path)
+                if learner is None:
+                    learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path)
+                report(f"model ready in {time.perf_counter() - t0:.1f}s")
+            committed: set[int] = set()
+
+            async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
+                path = await anyio.to_thread.run_sync(
+                    lambda: write_checkpoint(run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text))
+                )
+                await store.record_checkpoint(step, str(path))
+                await store.record_event(step, "checkpoint", f"checkpoint at step {step + 1}: {path.name}")
+                committed.add(step)
+                prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
+
+            pipeline = Pipeline(
+                cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
+                run_dir=run_dir, report=report, checkpointer=checkpointer,
+            )
+            if resume:
+                await _restore(pipeline, store, run_dir, config_text, force, report, committed)
+            else:
+                await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
+                await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
+                for seed_env in seeds:
+                    await store.record_environment(
+                        EnvRecord(code=seed_env.source, domain=cfg.selfplay.domain, skill=seed_env.skill, origin="seed",
+                                  created_step=0, hint=seed_env.hint, doc_title=seed_env.name, valid=True, status="retired")
+                    )
+            try:
+                yield pipeline
+            finally:
+                if hasattr(engine, "aclose"):
+                    await engine.aclose()
+        finally:
+            await store.aclose()
+    finally:
+        await pool.aclose()
+
+
+async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text: str, force: bool,
+                   report: Callable[[str], None], committed: set[int]) -> None:
+    await store.resume_run()
+    latest = await store.latest_checkpoint()
+    if latest is None:
+        raise RunError(f"{run_dir} has no complete checkpoint yet; start the run again without --resume")
+    step, path = latest
+    state = await anyio.to_thread.run_sync(read_checkpoint, Path(path))
+    if state["config_hash"] != config_hash(config_text):
+        if not force:
+            raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
+        await store.record_event(step, "info", "resumed with a changed config (--force)")
+        await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
+    if pipeline.learner is not None and state["learner"] is not None:
+        pipeline.learner.load_state_dict(state["learner"])
+        adapter = Path(path) / "adapter"
+        await anyio.to_thread.run_sync(pipeline.learner.load_adapter_weights, adapter)
+        await pipeline.engine.load_adapter(pipeline.learner.version, str(adapter))
+    pipeline.restore(state["snapshot"])
+    set_rng_states(state["rng"])
+    await store.truncate_after(step)
+    if "env_stats" in state["snapshot"]:
+        await store.restore_environment_stats(state["snapshot"]["env_stats"])
+    pipeline.start_step = step + 1
+    committed.add(step)
+    await store.record_event(step, "resume", f"resumed from checkpoint at step {step + 1}")
+    report(f"resuming from step {step + 1} (checkpoint {Path(path).name}, adapter v{pipeline.engine.adapter_version})")
+
+
+async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, report: Callable[[str], None] = print,
+                       on_ready: Callable[[Pipeline], None] | None = None) -> int:
+    """Open the run, drive it to the end (or a stop), record the final status."""
+    async with open_run(cfg, resume=resume, force=force, report=report) as pipeline:
+        if on_ready is not None:
+            on_ready(pipeline)
+        if pipeline.start_step >= cfg.run.max_steps:
+            report(f"nothing to do: the run already reached run.max_steps = {cfg.run.max_steps}")
+            return 0
+        report(f"running steps {pipeline.start_step + 1}..{cfg.run.max_steps} ({'sync' if sync else 'async'} mode)")
+        try:
+            done = await pipeline.run(sync=sync)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await pipeline.store.set_run_status("failed")
+            raise
+        finished = pipeline.start_step + done >= cfg.run.max_steps
+        await pipeline.store.set_run_status("finished" if finished else "interrupted")
+        report(f"{'finished' if finished else 'stopped'} after step {pipeline.start_step + done}; run folder {cfg.run.run_dir}")
+        return 0
+
+
+KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, IsolationTooLow)
+
+
+def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
+    """Blocking, headless entry point for ``spade-async run``; returns the process exit status."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        return anyio.run(lambda: run_pipeline(cfg, sync=sync, resume=resume, force=force))
+    except KNOWN_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1 if not isinstance(exc, ConfigError) else 2
+    except KeyboardInterrupt:
+        print("interrupted; resume with: spade-async resume " + cfg.run.run_dir, file=sys.stderr)
+        return 130
+
+
+def load_run_config(run_dir: Path) -> Config:
+    return load_config(run_dir / CONFIG_NAME)

@@ -1,0 +1,508 @@
+"""The self-play pipeline: produce rollouts, consume them with the learner, overlapped.
+
+Why two stages and a zero-buffer stream: generation (designer + agent plays, through the
+engine and the sandbox) and learning (a GRPO step in a worker thread) use different
+resources. The producer builds step ``s + 1`` with adapter ``v`` while the consumer trains
+on step ``s``; the rendezvous stream bounds that lead to exactly one step, so agent samples
+are at most one version stale, and no queue can grow. ``sync=True`` runs the same two
+stages strictly one after the other, for comparison and debugging.
+
+Staleness: agent samples older than ``max_off_policy_steps`` versions are dropped and
+counted. Designer samples are *meant* to be late (scored k steps after they were written)
+and are corrected by truncated importance sampling; they are dropped only past
+``regen_every + max_off_policy_steps`` versions.
+
+Consistency for resume: the producer snapshots everything the curriculum needs at the end
+of each step and sends it with the batch; the consumer checkpoints that snapshot together
+with the learner state, so a checkpoint is always one coherent point in the run.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import signal
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from spade_async.config import Config
+from spade_async.corpus import Corpus
+from spade_async.engine.base import Engine, Sampling
+from spade_async.envs.seeds import SeedEnv
+from spade_async.learner.grpo import group_advantages
+from spade_async.memory.records import EnvRecord, EpisodeRecord, env_id_for
+from spade_async.memory.retrieval import pick_parent, select_examples
+from spade_async.memory.store import Store
+from spade_async.metrics import learnable_fraction, win_rate_band
+from spade_async.samples import TrainSample
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.selfplay.agent import Episode, play_episode
+from spade_async.selfplay.curriculum import Curriculum, LiveEnv
+from spade_async.selfplay.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.prompts import pick_mutation
+
+Reporter = Callable[[str], None]
+
+
+def sampling_of(section: Any, seed: int | None = None) -> Sampling:
+    return Sampling(
+        temperature=section.temperature,
+        top_p=section.top_p,
+        max_new_tokens=section.max_new_tokens,
+        stop=tuple(section.stop),
+        seed=seed,
+    )
+
+
+@dataclass
+class Batch:
+    """One step's rollouts, ready for the learner."""
+
+    step: int
+    samples: list[TrainSample]
+    metrics: dict[str, float]
+    snapshot: dict[str, Any]
+    """Curriculum + corpus + engine RNG state at the end of this step (for the checkpoint)."""
+    started: float = field(default_factory=time.perf_counter)
+
+
+class Learner:
+    """What the consumer needs from a learner (``learner.trainer.Trainer`` satisfies it)."""
+
+    version: int
+
+    def train_step(self, samples: list[TrainSample]) -> dict[str, float]: ...  # pragma: no cover
+
+    def save_adapter(self, path: str | Path) -> None: ...  # pragma: no cover
+
+
+class Pipeline:
+    """Owns the stages of one run; ``run()`` drives steps ``start_step .. max_steps - 1``."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        engine: Engine,
+        pool: SandboxPool,
+        store: Store,
+        learner: Learner | None,
+        corpus: Corpus,
+        seeds: list[SeedEnv],
+        run_dir: Path,
+        report: Reporter = print,
+        checkpointer: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.sp = cfg.selfplay
+        self.engine = engine
+        self.pool = pool
+        self.store = store
+        self.learner = learner
+        self.corpus = corpus
+        self.seeds = seeds
+        self.run_dir = run_dir
+        self.report = report
+        self.checkpointer = checkpointer
+        self.curriculum = Curriculum(
+            self.sp,
+            seed=cfg.run.seed,
+            designer_temperature=cfg.engine.designer.temperature,
+            n_agent_samples_per_env=self.sp.plays,
+        )
+        self.stale_dropped = 0
+        self.play_limiter = anyio.CapacityLimiter(cfg.sandbox.max_children)
+        self.paused = anyio.Event()
+        self.paused.set()  # set = running
+        self.stop_requested = False
+        self.start_step = 0
+        self.generator_busy_s = 0.0
+        self._pending_designer: list[TrainSample] = []
+
+    # -- control (TUI / signals) ---------------------------------------------------
+    def pause(self) -> None:
+        self.paused = anyio.Event()
+
+    def resume(self) -> None:
+        self.paused.set()
+
+    def request_stop(self) -> None:
+        self.stop_requested = True
+        self.paused.set()
+
+    # -- snapshot ---------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """A deep copy: the producer keeps mutating the live set after sending the batch."""
+        return copy.deepcopy({
+            "curriculum": self.curriculum.state(),
+            "corpus": self.corpus.state(),
+            "engine_rng": self.engine.rng_state() if hasattr(self.engine, "rng_state") else None,
+            "stale_dropped": self.stale_dropped,
+        })
+
+    def restore(self, snap: dict[str, Any]) -> None:
+        self.curriculum.load_state(snap["curriculum"])
+        self.corpus.load_state(snap["corpus"])
+        if snap.get("engine_rng") is not None and hasattr(self.engine, "set_rng_state"):
+            self.engine.set_rng_state(snap["engine_rng"])
+        self.stale_dropped = int(snap.get("stale_dropped", 0))
+
+    # -- producer: design -----------------------------------------------------------------
+    async def _design_generation(self, step: int) -> dict[str, float]:
+        """Retire the old generation (scoring its designs) and fill a new live set."""
+        designer_samples: list[TrainSample] = []
+        if self.curriculum.live:
+            retired = self.curriculum.retire()
+            designer_samples = retired.designer_samples
+            for env in retired.envs:
+                await self.store.update_environment_stats(
+                    env.env_id,
+                    step=step,
+                    win_rate=env.win_rate(),
+                    hint_win_rate=env.hint_win_rate(),
+                    regret=env.regret(self.sp.regret_scale),
+                    designer_reward=retired.designer_rewards.get(env.env_id),
+                    n_plays=env.n_plays(),
+                    status="retired",
+                )
+        self._pending_designer = designer_samples
+        if self.sp.mode == "fixed":
+            picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
+            for seed_env in picks:
+                self.curriculum.live.append(self._live_from_seed(seed_env, step))
+            return {"valid_fraction": math.nan}
+        designs = await self._run_designs(step)
+        for d in designs:
+            if d.admitted and d.code and env_id_for(d.code) in {e.env_id for e in self.curriculum.live}:
+                d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
+                d.reasons.append("duplicate of an environment already live this generation")
+            else:
+                await self._record_design(d, step)
+            if d.admitted and d.code:
+                self.curriculum.live.append(
+                    LiveEnv(env_id_for(d.code), d.code, d.hint, d.job.skill, d.origin, step, design=d)
+                )
+            else:
+                self.curriculum.rejected.append(d)
+                await self.store.record_event(step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}")
+        await self._fill_from_memory(step)
+        admitted = sum(1 for d in designs if d.admitted)
+        return {"valid_fraction": admitted / len(designs) if designs else math.nan}
+
+    async def _run_designs(self, step: int) -> list[Design]:
+        skills = self.curriculum.next_skills()
+        candidates = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size)
+        parents = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        jobs: list[DesignJob] = []
+        for i in range(self.sp.envs_per_step):
+            skill = skills[i % len(skills)]
+            doc = self.corpus.next()
+            parent = None
+            if self.curriculum.rng.random() < self.sp.mutation_fraction:
+                parent = pick_parent(candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng)
+                if parent is None:  # nothing in band yet: mutate any working environment of the skill
+                    pool = [c for c in parents if c.skill == skill] or parents
+                    parent = self.curriculum.rng.choice(pool) if pool else None
+            examples = select_examples(
+                candidates,
+                self.cfg.memory.examples_shown,
+                skill=skill,
+                low=self.sp.plateau_low,
+                high=self.sp.plateau_high,
+                rng=self.curriculum.rng,
+            )
+            change = pick_mutation(self.curriculum.rng) if parent else ""
+            jobs.append(DesignJob(skill, doc, "mutation" if parent else "fresh", parent=parent, examples=examples, change=change))
+        results: list[Design | None] = [None] * len(jobs)
+
+        async def one(i: int, job: DesignJob) -> None:
+            results[i] = await design_environment(
+                self.engine,
+                self.pool,
+                job,
+                designer_sampling=sampling_of(self.cfg.engine.designer),
+                hint_sampling=sampling_of(self.cfg.engine.hint),
+                max_turns=self.sp.max_turns,
+                repair_turns=self.sp.repair_turns,
+                separate_hint_call=self.sp.separate_hint_call,
+                band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
+            )
+
+        async with anyio.create_task_group() as tg:
+            for i, job in enumerate(jobs):
+                tg.start_soon(one, i, job)
+        return [r for r in results if r is not None]
+
+    async def _record_design(self, d: Design, step: int) -> None:
+        code = d.code or d.completion.text
+        await self.store.record_environment(
+            EnvRecord(
+                code=code,
+                domain=self.sp.domain,
+                skill=d.job.skill,
+                origin=d.origin,
+                created_step=step,
+                hint=d.hint,
+                doc_title=d.job.doc.title,
+                doc_text=d.job.doc.text,
+                valid=d.admitted,
+                reasons=list(d.reasons),
+                status="active" if d.admitted else "invalid",
+                parent_id=d.job.parent.id if d.job.parent else None,
+            )
+        )
+
+    def _live_from_seed(self, seed_env: SeedEnv, step: int) -> LiveEnv:
+        return LiveEnv(env_id_for(seed_env.source), seed_env.source, seed_env.hint, seed_env.skill, "seed", step)
+
+    async def _fill_from_memory(self, step: int) -> None:
+        """Top up the live set with valid memory environments when too few designs passed."""
+        missing = self.sp.envs_per_step - len(self.curriculum.live)
+        if missing <= 0:
+            return
+        live_ids = {e.env_id for e in self.curriculum.live}
+        memory = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        pool = [c for c in memory if c.id not in live_ids and c.hint]
+        for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
+            self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
+        if missing > len(pool):
+            await self.store.record_event(step, "info", f"only {len(self.curriculum.live)} environments live (wanted {self.sp.envs_per_step})")
+
+    # -- producer: play -------------------------------------------------------------------
+    async def _play_all(self, step: int) -> list[tuple[LiveEnv, Episode]]:
+        sampling = sampling_of(self.cfg.engine.agent)
+        plays: list[tuple[LiveEnv, int, bool]] = []
+        for e_idx, env in enumerate(self.curriculum.live):
+            for i in range(self.sp.plays):
+                plays.append((env, self._episode_seed(step, e_idx, i), False))
+            for i in range(self.sp.hinted_plays if env.hint else 0):
+                plays.append((env, self._episode_seed(step, e_idx, i), True))  # matched seeds
+        results: list[tuple[LiveEnv, Episode] | None] = [None] * len(plays)
+
+        async def one(i: int, env: LiveEnv, seed: int, hinted: bool) -> None:
+            await self.paused.wait()
+            async with self.play_limiter:
+                ep = await play_episode(
+                    self.engine,
+                    self.pool,
+                    env_id=env.env_id,
+                    source=env.code,
+                    seed=seed,
+                    hint=env.hint if hinted else None,
+                    sampling=sampling,
+                    max_turns=self.sp.max_turns,
+                    max_context_tokens=self.sp.max_context_tokens,
+                    no_action_penalty=self.sp.no_action_penalty,
+                )
+            results[i] = (env, ep)
+
+        async with anyio.create_task_group() as tg:
+            for i, (env, seed, hinted) in enumerate(plays):
+                tg.start_soon(one, i, env, seed, hinted)
+        return [r for r in results if r is not None]
+
+    def _episode_seed(self, step: int, env_index: int, play: int) -> int:
+        return (self.cfg.run.seed * 1_000_003 + step * 10_007 + env_index * 101 + play) % (2**31)
+
+    async def produce(self, step: int) -> Batch:
+        """Build one step's batch (design if due, play, score)."""
+        t0 = time.perf_counter()
+        metrics: dict[str, float] = {"valid_fraction": math.nan}
+        self._pending_designer = []
+        if self.curriculum.needs_regen(step):
+            metrics.update(await self._design_generation(step))
+        t_design = time.perf_counter() - t0
+        tokens_before = getattr(self.engine, "generated_tokens", 0)
+        played = await self._play_all(step)
+        t_play = time.perf_counter() - t0 - t_design
+        samples, play_metrics = await self._score_plays(step, played)
+        metrics.update(play_metrics)
+        samples += self._pending_designer
+        if self._pending_designer:
+            metrics["designer_reward_mean"] = statistics.fmean(s.reward for s in self._pending_designer)
+        generated = getattr(self.engine, "generated_tokens", 0) - tokens_before
+        metrics.update(time_design_s=t_design, time_play_s=t_play, tokens_per_s=generated / max(t_play, 1e-9))
+        self.generator_busy_s += time.perf_counter() - t0
+        snapshot = self.snapshot()
+        if self._checkpoint_due(step):  # stats of every environment, so a resume restores memory exactly
+            snapshot["env_stats"] = await self.store.environment_stats()
+        return Batch(step=step, samples=samples, metrics=metrics, snapshot=snapshot)
+
+    def _checkpoint_due(self, step: int) -> bool:
+        return (step + 1) % self.cfg.run.checkpoint_every == 0 or step + 1 >= self.cfg.run.max_steps
+
+    async def _score_plays(self, step: int, played: list[tuple[LiveEnv, Episode]]) -> tuple[list[TrainSample], dict[str, float]]:
+        ok = [(env, ep) for env, ep in played if ep.error is None]
+        for env, ep in played:
+            if ep.error is not None:
+                await self.store.record_event(step, "error", f"env {env.env_id[:12]} failed during play: {ep.error}")
+        for env, ep in ok:
+            self.curriculum.record(step, env.env_id, ep.hinted, ep.outcome)
+        await self.store.record_episodes(
+            [
+                EpisodeRecord(step=step, env_id=env.env_id, adapter_version=ep.adapter_version, hinted=ep.hinted, outcome=ep.outcome, turns=ep.turns, truncated=ep.truncated, transcript=ep.transcript)
+                for env, ep in ok
+            ]
+        )
+        for env in self.curriculum.live:
+            await self.store.update_environment_stats(
+                env.env_id,
+                step=step,
+                win_rate=env.win_rate(),
+                hint_win_rate=env.hint_win_rate(),
+                regret=env.regret(self.sp.regret_scale),
+                designer_reward=None,
+                n_plays=env.n_plays(),
+                status="active",
+            )
+        plain = [(env, ep) for env, ep in ok if not ep.hinted]
+        advantages, _zero_var = group_advantages([ep.outcome for _, ep in plain], [env.env_id for env, _ in plain])
+        temperature = self.cfg.engine.agent.temperature
+        samples = [ep.to_sample(a, temperature) for (_, ep), a in zip(plain, advantages, strict=True) if a != 0.0 and ep.loss_mask]
+        hinted = [ep.outcome for _, ep in ok if ep.hinted]
+        plain_out = [ep.outcome for _, ep in plain]
+        rates = [w for env in self.curriculum.live if (w := _step_mean(env.plain.get(step))) is not None]
+        regrets = [
+            min(1.0, max(0.0, (_step_mean(env.hinted.get(step)) - _step_mean(env.plain.get(step))) / self.sp.regret_scale))  # type: ignore[operator]
+            for env in self.curriculum.live
+            if env.plain.get(step) and env.hinted.get(step)
+        ]
+        bands = [win_rate_band(w, True, self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp) for w in rates]
+        n_invalid = len(self.curriculum.rejected)
+        metrics = {
+            "n_envs": float(len(self.curriculum.live)),
+            "plain_return_mean": _mean(plain_out),
+            "agent_return_mean": _mean(plain_out),
+            "hint_return_mean": _mean(hinted),
+            "regret_mean": _mean(regrets),
+            "learnable_fraction": learnable_fraction(rates) if rates else math.nan,
+            "band_too_easy": float(bands.count("too_easy")),
+            "band_in_band": float(bands.count("in_band")),
+            "band_too_hard": float(bands.count("too_hard")),
+            "band_invalid": float(n_invalid),
+            "episodes_failed": float(len(played) - len(ok)),
+            "zero_variance_groups": float(_zero_var),
+        }
+        return samples, metrics
+
+    # -- consumer ---------------------------------------------------------------------------
+    def _fresh_enough(self, sample: TrainSample, version: int) -> bool:
+        limit = self.sp.max_off_policy_steps + (self.sp.regen_every if sample.role == "designer" else 0)
+        return version - sample.adapter_version <= limit
+
+    async def consume(self, batch: Batch) -> dict[str, float]:
+        t0 = time.perf_counter()
+        metrics = dict(batch.metrics)
+        version = self.learner.version if self.learner else self.engine.adapter_version
+        fresh = [s for s in batch.samples if self._fresh_enough(s, version)]
+        dropped = len(batch.samples) - len(fresh)
+        if dropped:
+            self.stale_dropped += dropped
+            await self.store.record_event(batch.step, "stale_drop", f"dropped {dropped} samples older than the staleness bound")
+        if not self.sp.train_designer:
+            fresh = [s for s in fresh if s.role == "agent"]
+        if self.learner is not None and fresh:
+            stats = await anyio.to_thread.run_sync(self.learner.train_step, fresh)
+            metrics.update({k: float(v) for k, v in stats.items() if isinstance(v, int | float)})
+            version = self.learner.version
+            path = self.run_dir / "adapters" / f"v{version}"
+            await anyio.to_thread.run_sync(self.learner.save_adapter, path)
+            await self.engine.load_adapter(version, str(path))
+        metrics["stale_dropped"] = float(self.stale_dropped)
+        metrics["adapter_version"] = float(self.engine.adapter_version)
+        metrics["time_learn_s"] = time.perf_counter() - t0
+        metrics["n_samples"] = float(len(fresh))
+        await self.store.record_step(batch.step, self.engine.adapter_version, metrics, wall_s=time.perf_counter() - batch.started)
+        if self.checkpointer is not None and self._checkpoint_due(batch.step):
+            await self.checkpointer(batch.step, batch.snapshot)
+        if (batch.step + 1) % self.cfg.log.every == 0:
+            self.report(format_step_line(batch.step, metrics, self.learner is not None))
+        return metrics
+
+    # -- drivers --------------------------------------------------------------------------------
+    async def run(self, *, sync: bool = False, lead: int | None = None) -> int:
+        """Run to ``run.max_steps`` (or until stopped); returns the number of steps done.
+
+        ``lead`` is how many steps the producer may run ahead of the learner (default
+        ``max_off_policy_steps``, which keeps every agent sample inside the staleness bound;
+        tests set it higher to exercise the drop path).
+        """
+        done = 0
+        lead = self.sp.max_off_policy_steps if lead is None else lead
+        overlap = not sync and lead >= 1
+        async with anyio.create_task_group() as root:
+            root.start_soon(self._watch_signals, root.cancel_scope)
+            if overlap:
+                send, receive = anyio.create_memory_object_stream[Batch](lead - 1)
+
+                async def producer() -> None:
+                    async with send:
+                        for step in range(self.start_step, self.cfg.run.max_steps):
+                            if self.stop_requested:
+                                break
+                            await self.paused.wait()
+                            await send.send(await self.produce(step))
+
+                async def consumer() -> None:
+                    nonlocal done
+                    async with receive:
+                        async for batch in receive:
+                            await self.consume(batch)
+                            done += 1
+                    root.cancel_scope.cancel()
+
+                root.start_soon(producer)
+                root.start_soon(consumer)
+            else:
+                for step in range(self.start_step, self.cfg.run.max_steps):
+                    if self.stop_requested:
+                        break
+                    await self.paused.wait()
+                    await self.consume(await self.produce(step))
+                    done += 1
+                root.cancel_scope.cancel()
+        return done
+
+    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
+        """Ctrl-C / SIGTERM: stop after the step in flight (its checkpoint is written)."""
+        try:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _sig in signals:
+                    if self.stop_requested:
+                        scope.cancel()  # second Ctrl-C: stop now; the last checkpoint stands
+                        return
+                    self.report("stopping after the current step (Ctrl-C again to stop now)")
+                    self.request_stop()
+        except (NotImplementedError, ValueError, RuntimeError):  # not the main thread (tests, TUI worker)
+            await anyio.sleep_forever()
+
+
+def _mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else math.nan
+
+
+def _step_mean(values: list[float] | None) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _fmt(value: float | None, spec: str = ".2f") -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def format_step_line(step: int, m: dict[str, float], learning: bool) -> str:
+    """One console line per step."""
+    learn = f"loss {_fmt(m.get('loss'), '.4f')} v{int(m.get('adapter_version', 0))}" if learning else "learner off"
+    return (
+        f"step {step + 1:>4} | valid {_fmt(m.get('valid_fraction'))} | envs {int(m.get('n_envs', 0))} "
+        f"| win {_fmt(m.get('plain_return_mean'))} hint {_fmt(m.get('hint_return_mean'))} "
+        f"| regret {_fmt(m.get('regret_mean'))} | learnable {_fmt(m.get('learnable_fraction'))} "
+        f"| {learn} | gen {_fmt(m.get('tokens_per_s'), '.0f')} tok/s "
+        f"| design {_fmt(m.get('time_design_s'), '.0f')}s play {_fmt(m.get('time_play_s'), '.0f')}s learn {_fmt(m.get('time_learn_s'), '.0f')}s "
+        f"| stale {int(m.get('stale_dropped', 0))}"
+    )

@@ -1,0 +1,151 @@
+"""The Reasoning Agent: multi-turn episodes against a sandboxed environment, token in / token out.
+
+Why tokens, not chat re-rendering: after each turn we *append* the sampled tokens and the
+tokenised observation to one growing id list. Re-rendering the chat and re-tokenising would
+change token boundaries at the seams, so the trained tokens would no longer be the sampled
+ones and their behaviour logprobs would not line up. The loss mask is 1 exactly on the
+tokens the policy sampled; the template scaffolding and observations are 0.
+
+The observation seam (end-of-turn marker, user header, assistant header) is derived once
+from the model's own chat template, so this works for any chat model, not just SmolLM2.
+
+Outcome scoring (DESIGN.md §1): the reward of the step that terminated the episode, clipped
+to [-1, 1]; 0 when the episode was truncated. Deviation: an episode in which the agent never
+produced a parsable ``\\boxed{}`` action scores ``no_action_penalty`` instead of 0, so format
+failures are distinguishable from honest losses in the GRPO group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from spade_async.engine.base import Engine, GenerationRequest, Sampling
+from spade_async.envs.contract import parse_boxed
+from spade_async.rewards import episode_outcome
+from spade_async.samples import TrainSample
+from spade_async.sandbox.pool import SandboxError, SandboxPool
+from spade_async.selfplay.prompts import load_prompt, render
+
+_MARKER = "\u2063SPADE_TURN\u2063"
+
+
+@dataclass
+class Episode:
+    """One play of one environment."""
+
+    env_id: str
+    hinted: bool
+    seed: int
+    outcome: float
+    turns: int
+    truncated: bool
+    transcript: list[dict[str, Any]]
+    input_ids: list[int] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    behaviour_logprobs: list[float] = field(default_factory=list)
+    adapter_version: int = 0
+    """Oldest adapter version among the episode's turns (what staleness is measured against)."""
+    n_actions: int = 0
+    generated_tokens: int = 0
+    error: str | None = None
+    """Set when the environment failed during play (timeout, crash); the episode is not trained on."""
+
+    def to_sample(self, advantage: float, temperature: float) -> TrainSample:
+        return TrainSample(
+            role="agent",
+            input_ids=self.input_ids,
+            loss_mask=self.loss_mask,
+            behaviour_logprobs=self.behaviour_logprobs,
+            advantage=advantage,
+            adapter_version=self.adapter_version,
+            temperature=temperature,
+            reward=self.outcome,
+            group=self.env_id,
+        )
+
+
+def observation_seam(engine: Engine, observation: str, after_eos: bool) -> str:
+    """Template text between an assistant turn's content and the next assistant turn."""
+    text = engine.chat_text(
+        [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "u"},
+            {"role": "assistant", "content": _MARKER},
+            {"role": "user", "content": observation},
+        ],
+        add_generation_prompt=True,
+    )
+    seam = text[text.index(_MARKER) + len(_MARKER) :]
+    if after_eos and seam.startswith(engine.eos_text):
+        # The sampled EOS already closed the turn; don't add a second end marker.
+        seam = seam[len(engine.eos_text) :]
+    return seam
+
+
+async def play_episode(
+    engine: Engine,
+    pool: SandboxPool,
+    *,
+    env_id: str,
+    source: str,
+    seed: int,
+    hint: str | None,
+    sampling: Sampling,
+    max_turns: int,
+    max_context_tokens: int,
+    no_action_penalty: float,
+) -> Episode:
+    """Play one episode; never raises for environment failures (they set ``error``)."""
+    episode = Episode(env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[])
+    try:
+        async with await pool.open(source) as env:
+            obs, _info = await env.reset(seed)
+            episode.transcript.append({"role": "observation", "text": obs, "reward": None})
+            first = obs
+            if hint is not None:
+                episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
+                first = render("agent_hint", hint=hint, observation=obs)
+            ids = engine.chat_prompt([{"role": "system", "content": load_prompt("agent_system")}, {"role": "user", "content": first}])
+            mask = [0] * len(ids)
+            logps = [0.0] * len(ids)
+            versions: list[int] = []
+            terminated = False
+            last_reward = 0.0
+            for _turn in range(max_turns):
+                if len(ids) + sampling.max_new_tokens > max_context_tokens:
+                    break
+                completion = (await engine.generate([GenerationRequest(ids, sampling, role="agent")]))[0]
+                versions.append(completion.adapter_version)
+                ids += completion.token_ids
+                mask += [1] * len(completion.token_ids)
+                logps += completion.logprobs
+                episode.generated_tokens += len(completion.token_ids)
+                episode.turns += 1
+                episode.transcript.append({"role": "agent", "text": completion.text, "reward": None})
+                action = parse_boxed(completion.text)
+                if action is None:
+                    obs, reward, done, cut = "No action found. End your reply with \\boxed{<command>}.", no_action_penalty, False, False
+                else:
+                    episode.n_actions += 1
+                    result = await env.step("\\boxed{" + action + "}")
+                    obs, reward, done, cut = result.obs, result.reward, result.terminated, result.truncated
+                episode.transcript.append({"role": "observation", "text": obs, "reward": reward})
+                last_reward = reward
+                if done or cut:
+                    terminated = done
+                    break
+                ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
+                seam_ids = engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos))
+                ids += seam_ids
+                mask += [0] * len(seam_ids)
+                logps += [0.0] * len(seam_ids)
+            episode.truncated = not terminated
+            episode.outcome = episode_outcome(last_reward, terminated, not terminated)
+            if episode.n_actions == 0:
+                episode.outcome = no_action_penalty
+            episode.input_ids, episode.loss_mask, episode.behaviour_logprobs = ids, mask, logps
+            episode.adapter_version = min(versions) if versions else engine.adapter_version
+    except SandboxError as exc:
+        episode.error = f"{exc.__class__.__name__}: {exc}"
+    return episode

@@ -1,0 +1,160 @@
+"""Curriculum state: skill rotation, the live environments, and delayed designer scoring.
+
+Why one object: everything a resumed run needs to continue the *same* curriculum lives here
+(the RNG, the skill cycle, the live environments with their per-step outcomes, the designs
+awaiting their score) and round-trips through ``state()`` / ``load_state()``. A checkpoint
+that restored the learner but not this would silently restart the curriculum.
+
+Designer scoring (DESIGN.md §1): an environment lives for k steps; when it retires, its
+hint-free win rate ``w`` is the mean plain outcome over its life and its regret the mean,
+over the steps it lived, of (hinted mean - plain mean) at the same step (matched timing).
+The designs of one generation (admitted and rejected) are scored together, so the per-skill
+centring sees the whole batch; rejected candidates get the fixed penalty.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from spade_async.config import SelfPlayConfig
+from spade_async.rewards import (
+    DesignerCandidate,
+    DesignerRewardParams,
+    designer_rewards,
+    hint_regret,
+)
+from spade_async.samples import TrainSample
+from spade_async.selfplay.designer import Design
+
+
+@dataclass
+class LiveEnv:
+    """An environment being played, with its outcomes per step."""
+
+    env_id: str
+    code: str
+    hint: str | None
+    skill: str
+    origin: str
+    born_step: int
+    design: Design | None = None
+    """Set when this generation's designer wrote it (so it earns a designer reward)."""
+    plain: dict[int, list[float]] = field(default_factory=dict)
+    hinted: dict[int, list[float]] = field(default_factory=dict)
+
+    def n_plays(self) -> int:
+        return sum(len(v) for v in self.plain.values()) + sum(len(v) for v in self.hinted.values())
+
+    def win_rate(self) -> float | None:
+        outcomes = [o for step in self.plain.values() for o in step]
+        return statistics.fmean(outcomes) if outcomes else None
+
+    def hint_win_rate(self) -> float | None:
+        outcomes = [o for step in self.hinted.values() for o in step]
+        return statistics.fmean(outcomes) if outcomes else None
+
+    def matched_means(self) -> tuple[float | None, float | None]:
+        """(R_hint, R_plain): mean per-step outcomes over the steps where both arms were played."""
+        steps = [s for s in self.plain if self.plain[s] and self.hinted.get(s)]
+        if not steps:
+            return None, None
+        r_hint = statistics.fmean(statistics.fmean(self.hinted[s]) for s in steps)
+        r_plain = statistics.fmean(statistics.fmean(self.plain[s]) for s in steps)
+        return r_hint, r_plain
+
+    def regret(self, scale: float) -> float | None:
+        r_hint, r_plain = self.matched_means()
+        return None if r_hint is None or r_plain is None else hint_regret(r_hint, r_plain, scale)
+
+    def candidate(self) -> DesignerCandidate:
+        r_hint, r_plain = self.matched_means()
+        return DesignerCandidate(self.skill, True, win_rate=self.win_rate(), r_hint=r_hint, r_plain=r_plain)
+
+
+@dataclass
+class Retired:
+    """What retiring a generation produces."""
+
+    envs: list[LiveEnv]
+    designer_samples: list[TrainSample]
+    designer_rewards: dict[str, float]
+    """Designer reward per env id (admitted designs only)."""
+
+
+class Curriculum:
+    """Skill rotation + live environments + pending designs, with exact save/restore."""
+
+    def __init__(self, cfg: SelfPlayConfig, seed: int, designer_temperature: float, n_agent_samples_per_env: int) -> None:
+        self.cfg = cfg
+        self.rng = random.Random(seed)
+        self.designer_temperature = designer_temperature
+        self.n_agent_samples_per_env = n_agent_samples_per_env
+        self.skill_cycle: list[str] = []
+        self.live: list[LiveEnv] = []
+        self.rejected: list[Design] = []
+        self.generation = 0
+
+    def needs_regen(self, step: int) -> bool:
+        return not self.live or step % self.cfg.regen_every == 0
+
+    def next_skills(self) -> list[str]:
+        """``skills_per_regen`` skills from a shuffled cycle (every skill once per cycle)."""
+        out: list[str] = []
+        while len(out) < self.cfg.skills_per_regen:
+            if not self.skill_cycle:
+                self.skill_cycle = list(self.cfg.skills)
+                self.rng.shuffle(self.skill_cycle)
+            skill = self.skill_cycle.pop()
+            if skill not in out or len(self.cfg.skills) < self.cfg.skills_per_regen:
+                out.append(skill)
+        return out
+
+    def record(self, step: int, env_id: str, hinted: bool, outcome: float) -> None:
+        for env in self.live:
+            if env.env_id == env_id:
+                arm = env.hinted if hinted else env.plain
+                arm.setdefault(step, []).append(outcome)
+                return
+
+    def retire(self) -> Retired:
+        """End the current generation: score its designs and clear the live set."""
+        designed = [e for e in self.live if e.design is not None and e.win_rate() is not None]
+        designs = [e.design for e in designed if e.design is not None] + self.rejected
+        candidates = [e.candidate() for e in designed] + [DesignerCandidate(d.job.skill, False) for d in self.rejected]
+        rewards = designer_rewards(
+            candidates,
+            DesignerRewardParams.from_config(self.cfg),
+            n_agent_samples=self.n_agent_samples_per_env * max(1, len(self.live)),
+            n_envs=max(1, len(self.live)),
+        )
+        samples = [
+            d.to_sample(advantage=r, temperature=self.designer_temperature, reward=r)
+            for d, r in zip(designs, rewards, strict=True)
+            if d.completion.token_ids
+        ]
+        per_env = {e.env_id: r for e, r in zip(designed, rewards[: len(designed)], strict=True)}
+        retired = Retired(envs=self.live, designer_samples=samples, designer_rewards=per_env)
+        self.live = []
+        self.rejected = []
+        self.generation += 1
+        return retired
+
+    # -- checkpointing ------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        return {
+            "rng": self.rng.getstate(),
+            "skill_cycle": list(self.skill_cycle),
+            "live": self.live,
+            "rejected": self.rejected,
+            "generation": self.generation,
+        }
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.rng.setstate(state["rng"])
+        self.skill_cycle = list(state["skill_cycle"])
+        self.live = list(state["live"])
+        self.rejected = list(state["rejected"])
+        self.generation = int(state["generation"])

@@ -1,0 +1,133 @@
+"""Prompt templates as text files, and a strict renderer.
+
+Why files and a strict ``render``: prompts are tuned by reading them, not by reading
+Python string concatenation, and a prompt that silently lost a field (``{document}``
+left empty) quietly ruins a run. Templates use ``str.format`` syntax (literal braces are
+doubled: ``\\boxed{{command}}``); their first lines, starting with ``#``, document the
+placeholders and are stripped by the loader. ``render`` refuses missing and unknown
+fields. Always ``render`` a template, even one without fields, so doubled braces come out
+single.
+
+Templates: ``designer_fresh``, ``designer_mutation``, ``example``, ``contract``, ``hint``,
+``repair``, ``agent_system``, ``agent_hint``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import random
+import string
+from importlib import resources
+
+MUTATIONS: tuple[str, ...] = (
+    "make the hidden state larger (more values, cells or items) and allow one or two more turns",
+    "make the hidden state smaller so the game is easier",
+    "add one new command that reveals a different kind of clue",
+    "change what the player is told after each command",
+    "change the story and names to fit the document, keeping the rules",
+    "allow fewer turns, so the player must plan the probes",
+    "replace the hidden rule with a different but similar rule",
+    "change how a lost game is scored, keeping 1.0 only for a win",
+)
+"""Concrete changes for ``designer_mutation``'s ``{change}``: small models follow one
+specific instruction far better than "write a variant"."""
+
+
+class PromptError(KeyError):
+    """A template that does not exist, or a render with missing or unknown fields."""
+
+    def __str__(self) -> str:  # KeyError would print the message quoted
+        return str(self.args[0])
+
+
+@functools.cache
+def load_prompt(name: str) -> str:
+    """The template text of ``name`` (no ``.txt``), without its leading ``#`` comment lines."""
+    resource = resources.files(__name__).joinpath(f"{name}.txt")
+    if not resource.is_file():
+        available = ", ".join(available_prompts())
+        raise PromptError(f"no prompt template {name!r}; available: {available}")
+    lines = resource.read_text(encoding="utf-8").split("\n")
+    while lines and lines[0].startswith("#"):
+        lines.pop(0)
+    return "\n".join(lines).strip("\n")
+
+
+def available_prompts() -> list[str]:
+    """Names of all packaged templates."""
+    return sorted(
+        entry.name[:-4] for entry in resources.files(__name__).iterdir() if entry.name.endswith(".txt")
+    )
+
+
+def placeholders(name: str) -> frozenset[str]:
+    """The field names a template needs."""
+    fields: set[str] = set()
+    for _, field, _, _ in string.Formatter().parse(load_prompt(name)):
+        if field is not None:
+            if not field.isidentifier():
+                raise PromptError(f"prompt {name!r} has a non-name placeholder {{{field}}}")
+            fields.add(field)
+    return frozenset(fields)
+
+
+def render(name: str, **fields: object) -> str:
+    """Fill template ``name``; raises :class:`PromptError` naming any missing or unknown field."""
+    needed = placeholders(name)
+    missing = sorted(needed - fields.keys())
+    unknown = sorted(fields.keys() - needed)
+    problems = []
+    if missing:
+        problems.append(f"missing field(s) {', '.join(missing)}")
+    for field in unknown:
+        close = difflib.get_close_matches(field, needed, n=1)
+        problems.append(f"unknown field {field!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    if problems:
+        raise PromptError(f"prompt {name!r}: " + "; ".join(problems) + f"; it takes {sorted(needed)}")
+    return load_prompt(name).format(**fields)
+
+
+def contract_text() -> str:
+    """The environment rules, for ``designer_fresh``'s ``{contract}``."""
+    return render("contract")
+
+
+def example_verdict(
+    win_rate: float | None = None, regret: float | None = None, band: str | None = None
+) -> str:
+    """How a past environment played, in words a small model can act on.
+
+    ``band`` is :func:`spade_async.metrics.win_rate_band`'s answer for it (``None`` for a seed).
+    """
+    if band == "invalid":
+        return "broken (it failed the checks): avoid its mistakes"
+    if win_rate is None or band is None:
+        return "a working game"
+    played = f"players won {win_rate:.0%}"
+    verdict = {
+        "in_band": f"good difficulty ({played}): a model to follow",
+        "too_easy": f"too easy ({played}): make yours harder",
+        "too_hard": f"too hard ({played}): make yours easier",
+    }.get(band, played)
+    if regret is not None:
+        verdict += "; its hint helped a lot" if regret >= 0.5 else "; its hint barely helped: write a better HINT"
+    return verdict
+
+
+def render_example(
+    code: str,
+    index: int = 1,
+    *,
+    win_rate: float | None = None,
+    regret: float | None = None,
+    band: str | None = None,
+) -> str:
+    """One past environment for ``designer_fresh``'s ``{examples}`` (join several with blank lines)."""
+    verdict = example_verdict(win_rate, regret, band)
+    return render("example", title=f"Example {index}", verdict=verdict, code=code.strip("\n"))
+
+
+def pick_mutation(rng: random.Random) -> str:
+    """A random entry of :data:`MUTATIONS` for ``designer_mutation``'s ``{change}``."""
+    return rng.choice(MUTATIONS)

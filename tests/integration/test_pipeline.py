@@ -1,0 +1,153 @@
+"""The orchestrator end to end with a scripted engine and learner (real sandbox, real SQLite).
+
+The scripted policy designs a weighted-coin game (admitted) or broken code (rejected), and
+plays it by calling heads when the hint says so, else guessing: so hint regret is real and
+positive, GRPO groups have variance, and the designer's delayed samples can be checked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from spade_async.config import Config
+from spade_async.launch import open_run
+from spade_async.orchestrator import Pipeline
+from spade_async.testing import BROKEN_ENV, COIN_ENV, ScriptedEngine, ScriptedLearner
+
+pytestmark = pytest.mark.anyio
+
+
+def make_config(tmp_path: Path, **selfplay: object) -> Config:
+    pool = tmp_path / "pool"
+    pool.mkdir(exist_ok=True)
+    (pool / "coin.py").write_text(COIN_ENV)
+    sp = {"envs_per_step": 2, "plays": 8, "hinted_plays": 8, "regen_every": 2, "skills_per_regen": 2,
+          "max_turns": 3, "max_off_policy_steps": 1, "fixed_pool": str(pool)}
+    sp.update(selfplay)
+    return Config.model_validate({
+        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 4, "checkpoint_every": 2, "device": "cpu"},
+        "selfplay": sp,
+        "memory": {"examples_shown": 1},
+        "sandbox": {"call_timeout_s": 2.0, "max_children": 32},
+        "engine": {"agent": {"max_new_tokens": 64}, "designer": {"max_new_tokens": 4096}},
+    })
+
+
+def alternating_designer():
+    designs = itertools.cycle([COIN_ENV, BROKEN_ENV])
+
+    def policy(prompt: str, rng: object) -> str:
+        return f"```python\n{next(designs)}```"
+
+    return policy
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> None:
+    # One skill per generation: designer rewards are centred per skill, so both designs
+    # must share one for the admitted design to score above the rejected one.
+    cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
+    engine = ScriptedEngine(policies={"designer": alternating_designer()})
+    learner = ScriptedLearner()
+    async with open_run(cfg, engine=engine, learner=learner, report=lambda s: None) as pipeline:
+        done = await pipeline.run(sync=True)
+    assert done == 4
+    db = tmp_path / "run" / "run.sqlite"
+    # The coin game was admitted; the broken one rejected with a reason a person can act on.
+    coin = rows(db, "SELECT valid, status, win_rate, hint_win_rate, regret FROM environments "
+                    "WHERE code LIKE '%WeightedCoin%' AND origin != 'seed'")
+    assert coin and coin[0][0] == 1
+    broken = rows(db, "SELECT valid, reasons FROM environments WHERE code LIKE '%class Broken%'")
+    assert broken and broken[0][0] == 0 and json.loads(broken[0][1])
+    assert rows(db, "SELECT count(*) FROM events WHERE kind = 'rejected'")[0][0] >= 2
+    # The hint really helps: hinted plays win more than plain ones, so regret > 0.
+    _, _, w, w_hint, regret = coin[0]
+    assert w_hint > w and regret > 0
+    # Plain and hinted episodes per step: 2 live envs (coin + a memory fill) x (8 + 8).
+    per_step = rows(db, "SELECT step, hinted, count(*) FROM episodes GROUP BY step, hinted")
+    assert {(s, h) for s, h, _ in per_step} == {(s, h) for s in range(4) for h in (0, 1)}
+    # Designer samples arrive k = 2 steps late, from version 0, valid above the penalty.
+    designer_batches = [b for b in learner.batches if any(s.role == "designer" for s in b)]
+    assert designer_batches, "retired designs must produce designer samples"
+    designer = [s for s in designer_batches[0] if s.role == "designer"]
+    assert all(s.adapter_version == 0 for s in designer)
+    by_valid = sorted(designer, key=lambda s: s.reward)
+    assert by_valid[0].reward < by_valid[-1].reward
+    # Every step trained and made a new adapter live in the engine.
+    steps = rows(db, "SELECT step, adapter_version, metrics FROM steps ORDER BY step")
+    assert [s for s, _, _ in steps] == [0, 1, 2, 3]
+    assert [v for _, v, _ in steps] == [1, 2, 3, 4]
+    assert [v for v, _ in engine.loaded] == [1, 2, 3, 4]
+    metrics = json.loads(steps[0][2])
+    assert metrics["valid_fraction"] == 0.5 and metrics["regret_mean"] is not None
+    # Checkpoints at steps 1 and 3 (checkpoint_every = 2), recorded after the files exist.
+    ckpts = rows(db, "SELECT step, path FROM checkpoints ORDER BY step")
+    assert [s for s, _ in ckpts] == [1, 3]
+    assert all((Path(p) / "state.pt").is_file() for _, p in ckpts)
+
+
+async def test_fixed_mode_plays_the_pool(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1)
+    engine = ScriptedEngine()
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        assert await pipeline.run(sync=True) == 4
+    db = tmp_path / "run" / "run.sqlite"
+    played = rows(db, "SELECT DISTINCT e.code FROM episodes p JOIN environments e ON e.id = p.env_id")
+    assert len(played) == 1 and "WeightedCoin" in played[0][0]
+    assert engine.calls > 0 and not any(r == "designer" for r in ())
+
+
+def overlapped(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    return sum(max(0.0, min(e1, e2) - max(s1, s2)) for s1, e1 in a for s2, e2 in b)
+
+
+@pytest.mark.parametrize("sync", [True, False])
+async def test_overlap_only_in_async_mode(tmp_path: Path, sync: bool) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=4, hinted_plays=0)
+    engine = ScriptedEngine(latency_s=0.15)
+    learner = ScriptedLearner(cost_s=0.3)
+    async with open_run(cfg, engine=engine, learner=learner, report=lambda s: None) as pipeline:
+        await pipeline.run(sync=sync)
+    shared = overlapped(engine.busy_intervals, learner.intervals)
+    if sync:
+        assert shared == 0.0
+    else:
+        assert shared > 0.3  # generation of step s+1 ran while step s trained
+    # Staleness bound: every trained agent sample is at most one version behind.
+    for version, batch in enumerate(learner.batches):
+        assert all(version - s.adapter_version <= 1 for s in batch if s.role == "agent")
+
+
+async def test_staleness_drops_are_counted_and_streams_stay_bounded(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=4, hinted_plays=0)
+    cfg.run.max_steps = 6
+    engine = ScriptedEngine(latency_s=0.0)
+    learner = ScriptedLearner(cost_s=0.25)
+    lead_seen: list[int] = []
+    async with open_run(cfg, engine=engine, learner=learner, report=lambda s: None) as pipeline:
+        original = Pipeline.produce
+
+        async def spy(self: Pipeline, step: int):
+            lead_seen.append(step - len(learner.batches))
+            return await original(self, step)
+
+        pipeline.produce = spy.__get__(pipeline)  # type: ignore[method-assign]
+        await pipeline.run(sync=False, lead=3)
+        dropped = pipeline.stale_dropped
+    # The producer ran ahead by at most `lead` (+1 for the batch being trained).
+    assert max(lead_seen) <= 3 + 1
+    assert dropped > 0
+    db = tmp_path / "run" / "run.sqlite"
+    events = rows(db, "SELECT message FROM events WHERE kind = 'stale_drop'")
+    assert sum(int(m.split()[1]) for (m,) in events) == dropped
+    last = json.loads(rows(db, "SELECT metrics FROM steps ORDER BY step DESC LIMIT 1")[0][0])
+    assert last["stale_dropped"] == dropped
