@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from spade_async import __version__
+from spade_async.commands.env_cmd import env
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 
 EXIT_CONFIG = 2
@@ -106,16 +107,7 @@ def tui(run_dir: str) -> None:
     sys.exit(run_tui(Path(run_dir)))
 
 
-def _register_optional_commands() -> None:
-    """Attach subcommands that live in their own modules (env check/play, ...)."""
-    try:
-        from spade_async.commands.env_cmd import env
-    except ImportError:
-        return
-    cli.add_command(env)
-
-
-_register_optional_commands()
+cli.add_command(env)
 
 
 def main() -> None:

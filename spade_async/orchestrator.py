@@ -48,6 +48,8 @@ from spade_async.selfplay.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.prompts import pick_mutation
 
 Reporter = Callable[[str], None]
+VALIDATION_TURN_LIMIT = 24
+"""Garbage actions within which a candidate environment must end an episode by itself."""
 
 
 def sampling_of(section: Any, seed: int | None = None) -> Sampling:
@@ -228,7 +230,9 @@ class Pipeline:
                 job,
                 designer_sampling=sampling_of(self.cfg.engine.designer),
                 hint_sampling=sampling_of(self.cfg.engine.hint),
-                max_turns=self.sp.max_turns,
+                # The runner truncates play at selfplay.max_turns; admission only asks that an
+                # environment ends its own episodes within a generous bound.
+                max_turns=max(self.sp.max_turns, VALIDATION_TURN_LIMIT),
                 repair_turns=self.sp.repair_turns,
                 separate_hint_call=self.sp.separate_hint_call,
                 band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
@@ -255,6 +259,7 @@ class Pipeline:
                 reasons=list(d.reasons),
                 status="active" if d.admitted else "invalid",
                 parent_id=d.job.parent.id if d.job.parent else None,
+                updated_step=step,
             )
         )
 

@@ -89,6 +89,11 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "0002_environments_updated_step",
+        # The TUI polls "environments touched since step N"; without this it scans the code pages.
+        "CREATE INDEX environments_updated ON environments(updated_step);",
+    ),
 ]
 
 METRIC_KEYS: tuple[str, ...] = (

@@ -1,0 +1,1 @@
+"""Click command groups of the ``spade-async`` CLI, one module per group."""

@@ -1,0 +1,175 @@
+"""``spade-async env check|play FILE.py``: validate or play an environment file in the sandbox.
+
+Why a separate group: it is the tool a person uses to see exactly what the trainer would
+decide about a candidate (same sandbox, same checks, same reasons) and to play it by hand.
+A bad file is a verdict, never a traceback: exit 0 admitted, 1 rejected, 2 when the check
+itself could not run (unreadable file, isolation below the configured minimum).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from spade_async.config import Config, ConfigError, load_config
+from spade_async.sandbox.errors import SandboxError
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.validate import validate_source
+
+
+def _config(path: str | None) -> Config:
+    try:
+        return load_config(path) if path else Config()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _read_source(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+
+
+async def play_actions(pool: SandboxPool, source: str, seed: int, actions: list[str]) -> list[dict[str, Any]]:
+    """reset(seed) then each action in a fresh child; one record per call, stops at the first error."""
+    records: list[dict[str, Any]] = []
+    try:
+        env = await pool.open(source)
+    except SandboxError as exc:
+        return [{"call": "open", "error": str(exc)}]
+    async with env:
+        try:
+            obs, info = await env.reset(seed)
+            records.append({"call": f"reset(seed={seed})", "obs": obs, "info": info})
+            for action in actions:
+                result = await env.step(action)
+                records.append({"call": f"step({action!r})", "obs": result.obs, "reward": result.reward,
+                                "terminated": result.terminated, "truncated": result.truncated,
+                                "info": result.info, "output": result.output})
+                if result.terminated or result.truncated:
+                    break
+        except SandboxError as exc:
+            records.append({"call": "error", "error": str(exc), "output": exc.output})
+    return records
+
+
+async def check_source(source: str, cfg: Config, seed: int, actions: list[str], max_turns: int) -> dict[str, Any]:
+    """The whole report of ``env check`` as a JSON-able dict."""
+    async with await SandboxPool.start(cfg.sandbox) as pool:
+        verdict = await validate_source(pool, source, max_turns=max_turns, seeds=(seed, seed + 1))
+        steps = await play_actions(pool, source, seed, actions) if actions else []
+        return {**verdict.as_dict(), "steps": steps, "isolation": pool.isolation.as_dict()}
+
+
+def _print_report(path: Path, report: dict[str, Any]) -> None:
+    verdict = "ADMITTED" if report["admitted"] else "REJECTED"
+    name = f" (class {report['class_name']})" if report["class_name"] else ""
+    click.echo(f"{path}: {verdict}{name}")
+    iso = report["isolation"]
+    active = [k for k, v in iso["layers"].items() if v]
+    click.echo(f"isolation: {iso['level']} (active: {', '.join(active) or 'none'})")
+    click.echo("checks: " + ", ".join(f"{k} {'ok' if v else 'FAILED'}" for k, v in report["checks"].items()))
+    if report["has_solution"]:
+        click.echo(f"solution wins: {report['solution_wins']}")
+    for reason in report["reasons"]:
+        click.echo(f"  - {reason}")
+    for record in report["steps"]:
+        if "error" in record:
+            click.echo(f"{record['call']}: {record['error']}")
+            continue
+        extra = "" if "reward" not in record else (
+            f"  reward={record['reward']:g} terminated={record['terminated']} truncated={record['truncated']}")
+        click.echo(f"{record['call']}{extra}")
+        click.echo(textwrap.indent(record["obs"], "    "))
+
+
+@click.group("env")
+def env() -> None:
+    """Check or play a generated environment file in the sandbox."""
+
+
+@env.command("check")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--seed", type=int, default=0, show_default=True, help="First seed checked and used for --actions.")
+@click.option("--actions", default="", help='Actions to play after the checks, separated by "|".')
+@click.option("--max-turns", type=int, default=None, help="Turn limit (default: selfplay.max_turns).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Config file whose [sandbox] limits apply.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(file: Path, seed: int, actions: str, max_turns: int | None, config_path: str | None, as_json: bool) -> None:
+    """Validate FILE in the sandbox; exit 0 if admitted, 1 if rejected."""
+    cfg = _config(config_path)
+    source = _read_source(file)
+    action_list = actions.split("|") if actions else []
+    try:
+        report = anyio.run(check_source, source, cfg, seed, action_list, max_turns or cfg.selfplay.max_turns)
+    except SandboxError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+    else:
+        _print_report(file, report)
+    sys.exit(0 if report["admitted"] else 1)
+
+
+async def _play(source: str, cfg: Config, seed: int) -> int:
+    async with await SandboxPool.start(cfg.sandbox) as pool:
+        try:
+            env_ = await pool.open(source)
+        except SandboxError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return 1
+        async with env_:
+            try:
+                obs, _ = await env_.reset(seed)
+                click.echo(obs)
+                total = 0.0
+                for turn in range(1, cfg.selfplay.max_turns * 100):
+                    action = await anyio.to_thread.run_sync(_read_action, turn)
+                    if action is None:
+                        click.echo("bye")
+                        return 0
+                    result = await env_.step(action)
+                    total += result.reward
+                    if result.output:
+                        click.echo(f"[env printed]\n{result.output}")
+                    click.echo(f"{result.obs}\n(reward {result.reward:g})")
+                    if result.terminated or result.truncated:
+                        click.echo(f"episode {'over' if result.terminated else 'truncated'}; last reward {result.reward:g}")
+                        return 0
+            except SandboxError as exc:
+                click.echo(f"error: {exc}", err=True)
+                return 1
+    return 0
+
+
+def _read_action(turn: int) -> str | None:
+    try:
+        text = click.prompt(f"[{turn}] action (empty line or Ctrl-D to quit)", default="", show_default=False)
+    except (click.Abort, EOFError):
+        return None
+    return text or None
+
+
+@env.command("play")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None)
+def play(file: Path, seed: int, config_path: str | None) -> None:
+    """Play FILE in the terminal, one action per line."""
+    cfg = _config(config_path)
+    source = _read_source(file)
+    try:
+        code = anyio.run(_play, source, cfg, seed)
+    except SandboxError as exc:
+        click.echo(f"error: {exc}", err=True)
+        code = 2
+    sys.exit(code)

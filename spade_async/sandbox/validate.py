@@ -1,0 +1,201 @@
+"""Admission of a candidate environment: static and dynamic checks, each with a reason a
+person (or the designer's repair prompt) can act on.
+
+Why everything dynamic runs in sandbox children: the source is never compiled in the trainer.
+The trainer only checks the size; parsing, the single-env-class rule and the import list come
+back from the child that compiled it. Each phase uses a fresh child, so a crash in one check
+does not hide the result of the next one, and determinism is checked across two processes
+(hidden global state, time or unseeded randomness show up as different traces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from spade_async.envs.contract import ALLOWED_IMPORTS
+from spade_async.sandbox.errors import EnvProtocolError, EnvTimeout, SandboxError
+from spade_async.sandbox.pool import SandboxedEnv, SandboxPool
+
+GARBAGE_ACTIONS: tuple[str, ...] = (
+    "\\boxed{xyzzy}", "", "\\boxed{}", "hello there", "\\boxed{" + "9" * 300 + "}",
+    "✓ ünïcödé \x00 \\boxed{-1}", "{" * 40, "\\boxed{0}",
+)
+"""Actions an agent may well send; none of them may crash an admitted env."""
+WIN_REWARD = 1.0
+"""A play wins when the step that terminates it has this reward (within 1e-6)."""
+
+Trace = list[tuple[str, float, bool, bool]]
+
+
+@dataclass
+class ValidationResult:
+    admitted: bool
+    reasons: list[str]
+    checks: dict[str, bool]
+    has_solution: bool
+    solution_wins: bool | None
+    class_name: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Validator:
+    def __init__(self, pool: SandboxPool, source: str, max_turns: int, seeds: tuple[int, ...]) -> None:
+        self.pool, self.source, self.max_turns, self.seeds = pool, source, max_turns, seeds
+        self.reasons: list[str] = []
+        self.checks: dict[str, bool] = {}
+        self.class_name: str | None = None
+        self.has_solution = False
+        self.solution_wins: bool | None = None
+
+    def fail(self, check: str, reason: str) -> None:
+        self.checks[check] = False
+        self.reasons.append(reason)
+
+    def passed(self, check: str) -> None:
+        self.checks.setdefault(check, True)
+
+    def result(self) -> ValidationResult:
+        admitted = bool(self.checks) and all(self.checks.values())
+        return ValidationResult(admitted, self.reasons, self.checks, self.has_solution, self.solution_wins,
+                                self.class_name)
+
+    async def open(self) -> SandboxedEnv | None:
+        try:
+            return await self.pool.open(self.source)
+        except EnvTimeout:
+            self.fail("loads", f"loading the code took longer than {self.pool.cfg.spawn_timeout_s:g} s "
+                               "(an endless loop or heavy work at import time?)")
+        except SandboxError as exc:
+            self.fail("loads", f"the code does not load: {exc}")
+        return None
+
+    async def trace(self, env: SandboxedEnv, seed: int) -> Trace | None:
+        """reset(seed), then garbage actions until the episode ends or max_turns; None on failure."""
+        try:
+            obs, _ = await env.reset(seed)
+        except SandboxError as exc:
+            self.fail("reset", f"reset(seed={seed}) failed: {exc}")
+            return None
+        self.passed("reset")
+        steps: Trace = [(obs, 0.0, False, False)]
+        for turn in range(self.max_turns):
+            action = GARBAGE_ACTIONS[turn % len(GARBAGE_ACTIONS)]
+            try:
+                result = await env.step(action)
+            except EnvProtocolError as exc:
+                self.fail("step", f"step({action!r}) after reset(seed={seed}) returned an invalid result: {exc}")
+                return None
+            except EnvTimeout as exc:
+                self.fail("step", f"step({action!r}) after reset(seed={seed}) hangs: {exc}")
+                return None
+            except SandboxError as exc:
+                self.fail("garbage", f"step({action!r}) after reset(seed={seed}) crashed: {exc}. "
+                                     "An invalid action must give feedback in the observation, not raise.")
+                return None
+            self.passed("step")
+            self.passed("garbage")
+            if not 0.0 <= result.reward <= 1.0:
+                self.fail("reward_range", f"step() returned reward {result.reward!r}; rewards must lie in [0, 1]")
+            steps.append((result.obs, result.reward, result.terminated, result.truncated))
+            if result.terminated or result.truncated:
+                self.passed("ends")
+                self.passed("reward_range")
+                return steps
+        self.fail("ends", f"the episode (seed {seed}) did not end within {self.max_turns} turns of invalid actions; "
+                          "set truncated=True once the turn limit is reached")
+        return steps
+
+    async def phase_traces(self) -> dict[int, Trace]:
+        env = await self.open()
+        if env is None:
+            return {}
+        async with env:
+            self.passed("loads")
+            self.class_name, self.has_solution = env.class_name, env.has_solution
+            bad = sorted(m for m in env.imports if m not in ALLOWED_IMPORTS)
+            if bad:
+                self.fail("imports", f"imports {', '.join(bad)}, which the sandbox does not provide; "
+                                     f"use only: {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))}")
+            else:
+                self.passed("imports")
+            traces: dict[int, Trace] = {}
+            for seed in self.seeds:
+                trace = await self.trace(env, seed)
+                if trace is None:
+                    return traces
+                traces[seed] = trace
+            try:
+                again, _ = await env.reset(self.seeds[0])
+            except SandboxError as exc:
+                self.fail("reset", f"a second reset(seed={self.seeds[0]}) failed: {exc}")
+                return traces
+            if again != traces[self.seeds[0]][0][0]:
+                self.fail("deterministic", f"reset(seed={self.seeds[0]}) twice in one process gave different "
+                                           "observations; reset must restore the whole state from the seed")
+            return traces
+
+    async def phase_determinism(self, traces: dict[int, Trace]) -> None:
+        env = await self.open()
+        if env is None:
+            return
+        async with env:
+            for seed, expected in traces.items():
+                if await self.trace(env, seed) != expected:
+                    self.fail("deterministic", f"seed {seed} gave different observations or rewards in a fresh "
+                                               "process; draw randomness only from self.rng / random.Random(seed)")
+                    return
+        self.passed("deterministic")
+
+    async def phase_solution(self) -> None:
+        if not self.has_solution:
+            return
+        wins = True
+        for seed in self.seeds:
+            env = await self.open()
+            if env is None:
+                return
+            async with env:
+                wins = await self.play_solution(env, seed) and wins
+        self.solution_wins = wins
+        if wins:
+            self.passed("solution")
+
+    async def play_solution(self, env: SandboxedEnv, seed: int) -> bool:
+        try:
+            await env.reset(seed)
+            actions = await env.solution() or []
+            for turn, action in enumerate(actions[: self.max_turns], start=1):
+                result = await env.step(action)
+                if result.terminated or result.truncated:
+                    if result.terminated and abs(result.reward - WIN_REWARD) <= 1e-6:
+                        return True
+                    self.fail("solution", f"solution() for seed {seed} does not win: the episode ended after "
+                                          f"{turn} step(s) with reward {result.reward!r}")
+                    return False
+        except SandboxError as exc:
+            self.fail("solution", f"playing solution() for seed {seed} failed: {exc}")
+            return False
+        self.fail("solution", f"solution() for seed {seed} ({len(actions)} actions) did not end the episode "
+                              f"with a win within {self.max_turns} turns")
+        return False
+
+
+async def validate_source(pool: SandboxPool, source: str, *, max_turns: int,
+                          seeds: tuple[int, ...] = (0, 1)) -> ValidationResult:
+    """Run every admission check on ``source`` in sandbox children; never raises for bad code."""
+    validator = _Validator(pool, source, max_turns, seeds or (0,))
+    size = len(source.encode("utf-8", "surrogatepass")) if isinstance(source, str) else -1
+    if size <= 0 or size > pool.cfg.max_source_bytes:
+        validator.fail("size", f"the source is {size} bytes; it must be non-empty and at most "
+                               f"{pool.cfg.max_source_bytes} bytes")
+        return validator.result()
+    validator.passed("size")
+    traces = await validator.phase_traces()
+    if traces and len(traces) == len(validator.seeds):
+        await validator.phase_determinism(traces)
+    if validator.checks.get("loads"):
+        await validator.phase_solution()
+    return validator.result()

@@ -1,0 +1,95 @@
+"""Sandbox test helpers: one pool per test module, fixture sources, positive controls.
+
+Why module-scoped pools: starting a zygote costs ~0.3 s; a hostile env can only ever kill its
+own child, and every test proves the shared pool still serves the next env afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from spade_async.config import SandboxConfig
+from spade_async.sandbox.pool import SandboxPool
+
+HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "hostile"
+ENVS = Path(__file__).resolve().parent / "envs"
+TEST_CFG = SandboxConfig(call_timeout_s=0.5, spawn_timeout_s=1.5, memory_mib=512, max_children=8,
+                         min_isolation="full")
+
+_HARNESS = """
+import json, sys
+from spade_async.envs.contract import INJECTED
+ns = dict(INJECTED, __name__="env")
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), ns)
+env = ns["Attack"]()
+env.reset(0)
+print(json.dumps(env.step(sys.argv[2])[0]))
+"""
+
+
+def hostile(name: str) -> str:
+    return (HOSTILE / f"{name}.py").read_text()
+
+
+def benign(name: str = "guess") -> str:
+    return (ENVS / f"{name}.py").read_text()
+
+
+def unsandboxed(name: str, action: str) -> str:
+    """Positive control: the same attack in a plain subprocess; returns its observation."""
+    with tempfile.TemporaryDirectory() as workdir:
+        done = subprocess.run([sys.executable, "-c", _HARNESS, str(HOSTILE / f"{name}.py"), action],
+                              capture_output=True, text=True, timeout=30, cwd=workdir)
+    return json.loads(done.stdout) if done.stdout.strip() else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def session_members(sid: int) -> list[int]:
+    """Live processes whose session id is ``sid`` (a child and anything it started)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                members.append(int(entry))
+    return members
+
+
+async def assert_serves(pool: SandboxPool) -> None:
+    """The pool still hands out a working env (the property every hostile test ends with)."""
+    async with await pool.open(benign()) as env:
+        obs, _ = await env.reset(0)
+        assert obs.startswith("Guess a number")
+        result = await env.step("\\boxed{1}")
+        assert isinstance(result.reward, float)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def pool(anyio_backend: str) -> AsyncIterator[SandboxPool]:
+    async with await SandboxPool.start(TEST_CFG) as started:
+        yield started

@@ -1,0 +1,49 @@
+"""Hostile envs: fork, fork bombs, subprocess, os.system, exec, posix_spawn, raw clone, a
+grandchild that calls setsid. Each tries to create a marker file outside the sandbox; the
+positive control shows the same code creates it when run unsandboxed."""
+
+# ruff: noqa: ASYNC240 - tests touch small local files and start victims directly
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from spade_async.sandbox.errors import EnvCrashed
+from spade_async.sandbox.pool import SandboxPool
+from tests.sandbox.conftest import assert_serves, hostile, session_members, unsandboxed
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("name", ["fork", "fork_bomb", "subprocess_run", "os_system", "os_exec", "posix_spawn",
+                                  "grandchild_setsid", "raw_clone"])
+async def test_no_new_process(pool: SandboxPool, tmp_path: Path, name: str) -> None:
+    marker = tmp_path / f"{name}.marker"
+    tmp_path.chmod(0o777)  # only the sandbox may stop the child here, not the directory mode
+    env = await pool.open(hostile(name))
+    await env.reset(0)
+    try:
+        result = await env.step(str(marker))
+        assert "FORKED" not in result.obs and "ESCAPED" not in result.obs and "CLONED" not in result.obs
+        await anyio.sleep(0.7 if name == "grandchild_setsid" else 0.05)
+        assert session_members(env.pid) == [env.pid]
+    except Exception as exc:  # os.exec variants may take the child down; containment is what matters
+        assert "unusable" not in str(exc)
+    await env.aclose()
+    await anyio.sleep(0.6 if name == "grandchild_setsid" else 0)
+    assert not marker.exists()
+    await assert_serves(pool)
+    if name not in ("fork_bomb", "grandchild_setsid", "raw_clone"):  # too dangerous to run for real
+        unsandboxed(name, str(marker))
+        assert marker.exists(), "positive control: the attack works without the sandbox"
+
+
+async def test_x32_syscall_bypass_is_closed(pool: SandboxPool) -> None:
+    async with await pool.open(hostile("x32_socket")) as env:
+        await env.reset(0)
+        with pytest.raises(EnvCrashed, match="SIGSYS"):  # libseccomp kills foreign-ABI syscalls
+            await env.step("go")
+    await assert_serves(pool)

@@ -1,0 +1,1 @@
+"""Tests of the Textual monitor against a fixture run database."""

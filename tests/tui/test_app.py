@@ -1,0 +1,230 @@
+"""SpadeApp driven headless with a Pilot against the fixture database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input
+
+from tests.tui.fixture_db import (
+    COUNTER,
+    ENVS,
+    N_STEPS,
+    RUN_NAME,
+    T0,
+    insert_event,
+    insert_step,
+    open_writer,
+    step_metrics,
+)
+from tests.tui.helpers import FakeController, make_app, settle, text_of
+from tui.confirm import ConfirmStopScreen
+from tui.widgets.envs import EnvTable
+
+pytestmark = pytest.mark.anyio
+SIZE = (120, 40)
+
+
+async def test_overview_panels_show_the_fixture_numbers(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        header = text_of(app.query_one("#header"))
+        for expected in (
+            RUN_NAME,
+            "running",
+            "step 11",
+            "adapter v5",
+            "elapsed 1:02:03",
+            "123.4 tok/s",
+            "60.0 s/step",
+            "valid 80%",
+            "(watching)",
+        ):
+            assert expected in header, expected
+
+        assert "mean regret  0.650" in text_of(app.query_one("#plot-regret"))
+        assert "hint-arm return  0.750" in text_of(app.query_one("#plot-hint"))
+        assert "plain-arm return  0.550" in text_of(app.query_one("#plot-plain"))
+        assert "agent mean return  0.550" in text_of(app.query_one("#plot-agent"))
+        assert "learnable fraction  0.500" in text_of(app.query_one("#plot-learnable"))
+
+        bands = text_of(app.query_one("#bands"))
+        assert "in band" in bands and "2   40%" in bands and "invalid" in bands
+
+        skills = app.query_one("#skills", DataTable)
+        rows = {
+            str(r[0]): [str(c) for c in r] for r in map(skills.get_row_at, range(skills.row_count))
+        }
+        assert rows["Logical Deduction"] == ["Logical Deduction", "2", "50", "0.30", "0.80"]
+        assert rows["Mathematical Reasoning"] == [
+            "Mathematical Reasoning",
+            "2",
+            "100",
+            "0.70",
+            "0.40",
+        ]
+
+        log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
+        assert "rejected" in log and "SyntaxError" in log
+        assert "stale_drop" in log and "checkpoint" in log and "+0:06:00" in log
+
+
+async def test_selecting_an_environment_shows_code_hint_document_and_replays(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        table = app.query_one("#env-table", EnvTable)
+        assert table.row_count == len(ENVS)
+        table.focus()
+        table.move_cursor(row=table.get_row_index(COUNTER.id))
+        await settle(app, pilot)
+        assert app.detail is not None and app.detail.summary.id == COUNTER.id
+
+        detail = app.query_one("#env-detail")
+        assert "document: Integer sequences" in text_of(detail.query_one("#env-meta"))
+        assert f"hint: {COUNTER.hint}" in text_of(detail.query_one("#env-hint"))
+        code = text_of(detail.query_one("#env-code"))
+        assert "class CounterGame:" in code and "def step(self, action):" in code
+        plain = text_of(detail.query_one("#env-plain"))
+        assert "Plain play" in plain and "outcome +0.00" in plain and "Total 6." in plain
+        hinted = text_of(detail.query_one("#env-hinted"))
+        assert "Hinted play" in hinted and "outcome +1.00" in hinted
+        assert "You win!" in hinted and "[reward +1.00]" in hinted
+
+
+async def test_filter_narrows_the_table_and_escape_clears_it(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash")
+        box = app.query_one("#filter", Input)
+        assert box.display and box.has_focus
+        await pilot.press(*"spatial")
+        await settle(app, pilot)
+        table = app.query_one("#env-table", EnvTable)
+        assert table.row_count == 1
+        assert str(table.get_row_at(0)[2]) == "Spatial Reasoning"
+        await pilot.press("enter")
+        assert table.has_focus
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert table.row_count == len(ENVS) and not box.display
+
+
+async def test_export_key_writes_the_selected_environment(db_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "exports"
+    app = make_app(db_path, export_dir=out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        table = app.query_one("#env-table", EnvTable)
+        table.move_cursor(row=table.get_row_index(COUNTER.id))
+        await settle(app, pilot)
+        await pilot.press("e")
+        files = list(out.glob("*.py"))
+        assert len(files) == 1 and COUNTER.code in files[0].read_text()
+        assert any(str(files[0]) in note for note in app.notes)
+
+
+async def test_pause_without_a_controller_says_not_the_owner(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")
+        assert any("not the owner" in note for note in app.notes)
+
+
+async def test_pause_and_resume_an_owned_run(db_path: Path) -> None:
+    ctl = FakeController()
+    app = make_app(db_path, controller=ctl)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "(owner)" in text_of(app.query_one("#header"))
+        await pilot.press("p")
+        await pilot.pause()
+        assert ctl.paused and "PAUSED" in text_of(app.query_one("#header"))
+        await pilot.press("p")
+        await pilot.pause()
+        assert not ctl.paused and "PAUSED" not in text_of(app.query_one("#header"))
+
+
+async def test_quit_without_a_controller_just_quits(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.return_value == 0 and not app.is_running
+
+
+async def test_quit_an_owned_run_asks_first(db_path: Path) -> None:
+    ctl = FakeController()
+    app = make_app(db_path, controller=ctl)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmStopScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmStopScreen)
+        assert app.is_running and not ctl.stop_requested
+
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert ctl.stop_requested and not app.is_running
+
+
+async def test_new_rows_appear_on_the_next_poll(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        conn = open_writer(db_path)
+        insert_step(conn, N_STEPS, {**step_metrics(N_STEPS - 1), "regret_mean": 0.9})
+        insert_event(conn, N_STEPS, "error", "sandbox worker died", created_at=T0 + 5000)
+        conn.commit()
+        conn.close()
+        await app.poll_now()
+        await pilot.pause()
+        assert f"step {N_STEPS}" in text_of(app.query_one("#header"))
+        assert "mean regret  0.900" in text_of(app.query_one("#plot-regret"))
+        log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
+        assert "sandbox worker died" in log
+
+
+async def test_missing_database_shows_waiting_then_the_run(tmp_path: Path) -> None:
+    db = tmp_path / "run.sqlite"
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "waiting for" in text_of(app.query_one("#header"))
+        from tests.tui.fixture_db import build_fixture_db
+
+        build_fixture_db(db)
+        await app.poll_now()
+        await pilot.pause()
+        assert RUN_NAME in text_of(app.query_one("#header"))
+
+
+async def test_a_resumed_run_is_shown_from_its_checkpoint(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        conn = open_writer(db_path)
+        for table in ("episodes", "steps", "events"):
+            conn.execute(f"DELETE FROM {table} WHERE step > 5")
+        conn.execute("DELETE FROM environments WHERE created_step > 5")
+        insert_event(conn, 5, "resume", "resumed from checkpoint at step 6", created_at=T0 + 900)
+        conn.commit()
+        conn.close()
+        await app.poll_now()
+        await settle(app, pilot)
+        assert "step 5 " in text_of(app.query_one("#header"))
+        assert app.query_one("#env-table", EnvTable).row_count == 2
+        log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
+        assert "resume" in log and "rejected" not in log

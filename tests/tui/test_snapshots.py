@@ -1,0 +1,52 @@
+"""Snapshot tests of the main screens (pytest-textual-snapshot).
+
+Deterministic by construction: fixed fixture times, an injected clock, polls driven by the
+test (the interval is an hour). Regenerate after an intended change with
+``pytest tests/tui/test_snapshots.py --snapshot-update`` and look at the SVGs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from tests.tui.fixture_db import COUNTER
+from tests.tui.helpers import FakeController, make_app, settle
+from tui.widgets.envs import EnvTable
+
+SIZE = (120, 40)
+SnapCompare = Callable[..., bool]
+
+
+async def _loaded(pilot: Pilot[object]) -> None:
+    await settle(pilot.app, pilot)
+
+
+async def _counter_selected(pilot: Pilot[object]) -> None:
+    await settle(pilot.app, pilot)
+    await pilot.press("2")
+    table = pilot.app.query_one("#env-table", EnvTable)
+    table.focus()
+    table.move_cursor(row=table.get_row_index(COUNTER.id))
+    await settle(pilot.app, pilot)
+
+
+async def _asked_to_stop(pilot: Pilot[object]) -> None:
+    await settle(pilot.app, pilot)
+    await pilot.press("q")
+    await pilot.pause()
+
+
+def test_overview_screen(snap_compare: SnapCompare, db_path: Path) -> None:
+    assert snap_compare(make_app(db_path), terminal_size=SIZE, run_before=_loaded)
+
+
+def test_environment_browser_screen(snap_compare: SnapCompare, db_path: Path) -> None:
+    assert snap_compare(make_app(db_path), terminal_size=SIZE, run_before=_counter_selected)
+
+
+def test_confirm_stop_screen(snap_compare: SnapCompare, db_path: Path) -> None:
+    app = make_app(db_path, controller=FakeController())
+    assert snap_compare(app, terminal_size=SIZE, run_before=_asked_to_stop)

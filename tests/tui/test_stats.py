@@ -1,0 +1,97 @@
+"""Pure aggregations and renderers: the numbers the panels show."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from tests.tui.fixture_db import COUNTER, ENVS, T0
+from tui.export import export_env
+from tui.reader import RunInfo, RunReader, StepRow
+from tui.stats import (
+    band_counts,
+    elapsed_s,
+    fmt_duration,
+    latest,
+    matches,
+    recent_envs,
+    series,
+    skill_stats,
+)
+from tui.widgets.bands import render_bands
+from tui.widgets.plots import columns, render_columns
+
+
+def _step(step: int, **metrics: float) -> StepRow:
+    return StepRow(step, 0, 1.0, T0 + step, dict(metrics))
+
+
+def test_series_and_latest_skip_unmeasured_values() -> None:
+    steps = [_step(0, loss=1.0), _step(1, loss=math.nan), _step(2), _step(3, loss=0.5)]
+    assert series(steps, "loss") == [1.0, 0.5]
+    assert latest(steps, "loss") == 0.5
+    assert latest(steps[:3], "loss") == 1.0
+    assert latest(steps, "kl") is None
+
+
+def test_band_counts_come_from_the_newest_step_that_has_them() -> None:
+    steps = [_step(0, band_too_easy=3, band_in_band=1), _step(1, loss=0.1)]
+    assert band_counts(steps) == [("too easy", 3), ("in band", 1), ("too hard", 0), ("invalid", 0)]
+    assert band_counts([]) == [("too easy", 0), ("in band", 0), ("too hard", 0), ("invalid", 0)]
+
+
+def test_skill_stats_aggregate_the_fixture(db_path: Path) -> None:
+    rows = {r.skill: r for r in skill_stats(RunReader(db_path).poll().envs)}
+    assert set(rows) == {"Mathematical Reasoning", "Logical Deduction", "Spatial Reasoning"}
+    logic = rows["Logical Deduction"]
+    assert (logic.count, logic.valid_pct) == (2, 50.0)
+    assert logic.mean_win_rate == 0.3  # the invalid one has no win rate and is not averaged
+    assert logic.mean_regret == 0.8
+    maths = rows["Mathematical Reasoning"]
+    assert maths.mean_win_rate is not None and math.isclose(maths.mean_win_rate, 0.7)
+    assert maths.mean_regret is not None and math.isclose(maths.mean_regret, 0.4)
+
+
+def test_filter_and_order_of_recent_envs(db_path: Path) -> None:
+    envs = RunReader(db_path).poll().envs
+    ordered = recent_envs(envs)
+    assert [e.created_step for e in ordered] == sorted((e.created_step for e in ENVS), reverse=True)
+    assert [e.skill for e in recent_envs(envs, "spatial")] == ["Spatial Reasoning"]
+    assert {e.status for e in recent_envs(envs, "INVALID")} == {"invalid"}
+    assert [e.id for e in recent_envs(envs, COUNTER.id[:10])] == [COUNTER.id]
+    assert matches(ordered[0], "   ")
+    assert len(recent_envs(envs, limit=2)) == 2
+
+
+def test_elapsed_runs_to_now_or_to_the_last_step() -> None:
+    steps = [_step(0), _step(9)]
+    running = RunInfo(1, "r", "running", T0)
+    finished = RunInfo(1, "r", "finished", T0)
+    assert elapsed_s(running, steps, T0 + 100) == 100
+    assert elapsed_s(finished, steps, T0 + 100) == 9
+    assert fmt_duration(3723) == "1:02:03"
+
+
+def test_column_chart_is_fixed_scale_and_one_column_per_step() -> None:
+    text = render_columns([0.0, 0.5, 1.0], 6, 2, lo=0.0, hi=1.0, color="green")
+    lines = text.plain.split("\n")
+    assert lines == ["  █   ", "▁██   "]
+    assert columns([1.0, 3.0, 5.0, 7.0], 2) == [2.0, 6.0]
+
+
+def test_band_histogram_shows_counts_and_shares() -> None:
+    text = render_bands([("too easy", 1), ("in band", 3), ("too hard", 0), ("invalid", 0)]).plain
+    assert "in band" in text and " 3   75%" in text and "  0    0%" in text
+
+
+def test_export_writes_a_runnable_file(db_path: Path, tmp_path: Path) -> None:
+    detail = RunReader(db_path).load_detail(COUNTER.id)
+    assert detail is not None
+    path = export_env(detail, tmp_path / "out")
+    assert path.name == f"mathematical_reasoning_{COUNTER.id[:12]}.py"
+    source = path.read_text()
+    assert f"# hint: {COUNTER.hint}" in source and COUNTER.code in source
+    namespace: dict[str, object] = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    game = namespace["CounterGame"]()  # type: ignore[operator]
+    assert game.reset()[0].startswith("Total 0")

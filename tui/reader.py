@@ -1,0 +1,329 @@
+"""Incremental, read-only polling of a run database.
+
+Why incremental: the TUI refreshes every second for hours; each poll asks only for rows it
+has not seen (steps after the last step, events after the last id, environments touched at
+or after the last step it saw), so a poll stays a few small indexed queries however long the
+run. Bulky columns (code, doc text, transcripts) are read only for the environment the user
+selects. This module knows nothing about Textual, so it is tested on its own.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui.db import open_for_polling
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    id: int
+    name: str
+    status: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class StepRow:
+    step: int
+    adapter_version: int
+    wall_s: float | None
+    created_at: float
+    metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    step: int | None
+    kind: str
+    message: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class EnvSummary:
+    id: str
+    created_step: int
+    updated_step: int | None
+    skill: str | None
+    domain: str
+    origin: str
+    status: str
+    valid: bool
+    win_rate: float | None
+    hint_win_rate: float | None
+    regret: float | None
+    designer_reward: float | None
+    n_plays: int
+    doc_title: str | None
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    text: str
+    reward: float | None
+
+
+@dataclass(frozen=True)
+class Episode:
+    id: int
+    step: int
+    adapter_version: int
+    hinted: bool
+    outcome: float
+    turns: int
+    truncated: bool
+    transcript: list[Turn]
+
+
+@dataclass(frozen=True)
+class EnvDetail:
+    summary: EnvSummary
+    code: str
+    hint: str | None
+    doc_title: str | None
+    reasons: list[str]
+    plain: Episode | None
+    hinted: Episode | None
+
+
+@dataclass
+class PollResult:
+    """What changed since the previous poll. ``waiting`` says why there is nothing yet."""
+
+    run: RunInfo | None = None
+    steps: list[StepRow] = field(default_factory=list)
+    events: list[EventRow] = field(default_factory=list)
+    envs: list[EnvSummary] = field(default_factory=list)
+    waiting: str | None = None
+    reset: bool = False  # the run was rewound (resume): drop what was shown, this is all of it
+
+
+_ENV_COLUMNS = (
+    "id, created_step, updated_step, skill, domain, origin, status, valid, win_rate, "
+    "hint_win_rate, regret, designer_reward, n_plays, doc_title"
+)
+
+
+class RunReader:
+    """Polls one run database; every method is safe to call from a worker thread."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._last_step = -1
+        self._last_event_id = 0
+        self._env_mark: int | None = None  # highest created/updated step seen; None: not loaded
+        self._epoch: tuple[int, int] | None = None  # (run id, newest 'resume' event id)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = open_for_polling(self.db_path)
+        return self._conn
+
+    def poll(self) -> PollResult:
+        """Return the rows added or changed since the last call (all of them the first time)."""
+        with self._lock:
+            try:
+                conn = self._connection()
+                return self._poll(conn)
+            except FileNotFoundError:
+                return PollResult(waiting=f"waiting for {self.db_path}")
+            except sqlite3.Error as exc:
+                # Schema not created yet, or a transient SQLite error: try again next poll.
+                return PollResult(waiting=f"database not readable yet: {exc}")
+
+    def _poll(self, conn: sqlite3.Connection) -> PollResult:
+        row = conn.execute(
+            "SELECT id, name, status, created_at FROM runs ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if row is None:
+            return PollResult(waiting="waiting for the run to start")
+        run = RunInfo(row["id"], row["name"], row["status"], row["created_at"])
+        reset = self._rewound(conn, run.id)
+        if reset:
+            self._last_step, self._last_event_id, self._env_mark = -1, 0, None
+        steps = [
+            StepRow(
+                step=r["step"],
+                adapter_version=r["adapter_version"],
+                wall_s=r["wall_s"],
+                created_at=r["created_at"],
+                metrics=_parse_metrics(r["metrics"]),
+            )
+            for r in conn.execute(
+                "SELECT step, adapter_version, wall_s, metrics, created_at FROM steps "
+                "WHERE run_id = ? AND step > ? ORDER BY step",
+                (run.id, self._last_step),
+            )
+        ]
+        events = [
+            EventRow(r["id"], r["step"], r["kind"], r["message"], r["created_at"])
+            for r in conn.execute(
+                "SELECT id, step, kind, message, created_at FROM events WHERE id > ? ORDER BY id",
+                (self._last_event_id,),
+            )
+        ]
+        if self._env_mark is None:
+            env_rows = conn.execute(f"SELECT {_ENV_COLUMNS} FROM environments").fetchall()
+        else:
+            # Inclusive: rows of the step being written may change again before it ends.
+            env_rows = conn.execute(
+                f"SELECT {_ENV_COLUMNS} FROM environments "
+                "WHERE created_step >= ? OR updated_step >= ?",
+                (self._env_mark, self._env_mark),
+            ).fetchall()
+        envs = [_env_summary(r) for r in env_rows]
+        if steps:
+            self._last_step = steps[-1].step
+        if events:
+            self._last_event_id = events[-1].id
+        marks = [max(e.created_step, e.updated_step or 0) for e in envs]
+        self._env_mark = max([self._env_mark or 0, *marks])
+        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset)
+
+    def _rewound(self, conn: sqlite3.Connection, run_id: int) -> bool:
+        """True when rows already shown may have been deleted or rewritten.
+
+        A resume truncates steps, events and environments after its checkpoint and then
+        writes those steps again (event ids can even be reused), so watermarks alone would
+        miss it; the newest 'resume' event (or a new run row) marks a new epoch. The shrink
+        checks catch a truncation seen before its 'resume' event is written.
+        """
+        resume = conn.execute(
+            "SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = 'resume'"
+        ).fetchone()[0]
+        epoch = (run_id, resume)
+        changed = self._epoch is not None and epoch != self._epoch
+        self._epoch = epoch
+        if self._last_step >= 0:
+            top = conn.execute(
+                "SELECT COALESCE(MAX(step), -1) FROM steps WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            changed = changed or top < self._last_step
+        if self._last_event_id > 0:
+            top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
+            changed = changed or top < self._last_event_id
+        return changed
+
+    def load_detail(self, env_id: str) -> EnvDetail | None:
+        """Read one environment's code, hint, document and its latest plain and hinted play."""
+        with self._lock:
+            try:
+                conn = self._connection()
+                row = conn.execute(
+                    f"SELECT {_ENV_COLUMNS}, code, hint, reasons FROM environments WHERE id = ?",
+                    (env_id,),
+                ).fetchone()
+                if row is None:
+                    return None
+                plain = _latest_episode(conn, env_id, hinted=False)
+                hinted = _latest_episode(conn, env_id, hinted=True)
+            except (FileNotFoundError, sqlite3.Error):
+                return None
+        return EnvDetail(
+            summary=_env_summary(row),
+            code=row["code"],
+            hint=row["hint"],
+            doc_title=row["doc_title"],
+            reasons=_parse_reasons(row["reasons"]),
+            plain=plain,
+            hinted=hinted,
+        )
+
+
+def _latest_episode(conn: sqlite3.Connection, env_id: str, *, hinted: bool) -> Episode | None:
+    r = conn.execute(
+        "SELECT id, step, adapter_version, hinted, outcome, turns, truncated, transcript "
+        "FROM episodes WHERE env_id = ? AND hinted = ? ORDER BY step DESC, id DESC LIMIT 1",
+        (env_id, int(hinted)),
+    ).fetchone()
+    if r is None:
+        return None
+    return Episode(
+        id=r["id"],
+        step=r["step"],
+        adapter_version=r["adapter_version"],
+        hinted=bool(r["hinted"]),
+        outcome=r["outcome"],
+        turns=r["turns"],
+        truncated=bool(r["truncated"]),
+        transcript=_parse_transcript(r["transcript"]),
+    )
+
+
+def _env_summary(r: sqlite3.Row) -> EnvSummary:
+    return EnvSummary(
+        id=r["id"],
+        created_step=r["created_step"],
+        updated_step=r["updated_step"],
+        skill=r["skill"],
+        domain=r["domain"],
+        origin=r["origin"],
+        status=r["status"],
+        valid=bool(r["valid"]),
+        win_rate=r["win_rate"],
+        hint_win_rate=r["hint_win_rate"],
+        regret=r["regret"],
+        designer_reward=r["designer_reward"],
+        n_plays=r["n_plays"],
+        doc_title=r["doc_title"],
+    )
+
+
+def _parse_metrics(text: str) -> dict[str, float]:
+    """Numeric metrics only; a malformed blob is shown as 'not measured', never a crash."""
+    try:
+        raw: Any = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        k: float(v)
+        for k, v in raw.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+
+
+def _parse_reasons(text: str | None) -> list[str]:
+    try:
+        raw: Any = json.loads(text or "[]")
+    except ValueError:
+        return [str(text)]
+    return [str(x) for x in raw] if isinstance(raw, list) else [str(raw)]
+
+
+def _parse_transcript(text: str) -> list[Turn]:
+    try:
+        raw: Any = json.loads(text)
+    except (TypeError, ValueError):
+        return []
+    turns: list[Turn] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict):
+            continue
+        reward = item.get("reward")
+        ok = isinstance(reward, (int, float)) and not isinstance(reward, bool)
+        turns.append(
+            Turn(
+                role=str(item.get("role", "?")),
+                text=str(item.get("text", "")),
+                reward=float(reward) if ok and math.isfinite(reward) else None,
+            )
+        )
+    return turns

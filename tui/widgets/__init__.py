@@ -1,0 +1,1 @@
+"""The SPADE TUI's panels, one module each."""

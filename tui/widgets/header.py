@@ -1,0 +1,87 @@
+"""The top bar: which run, how far, how fast, and whether this TUI controls it.
+
+Why its own widget: the header is the one panel people glance at from across the room;
+it renders a single precomputed line set, so it never queries anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui.reader import RunInfo, StepRow
+from tui.stats import elapsed_s, fmt_duration, fmt_num, latest
+
+_STATUS_STYLE = {
+    "running": "bold green",
+    "finished": "bold blue",
+    "failed": "bold red",
+    "interrupted": "bold yellow",
+}
+
+
+class RunHeader(Static):
+    DEFAULT_CSS = """
+    RunHeader { height: 2; background: $primary-background; padding: 0 1; }
+    """
+
+    def show(
+        self,
+        run: RunInfo | None,
+        steps: Sequence[StepRow],
+        now: float,
+        *,
+        owned: bool,
+        paused: bool,
+        waiting: str | None,
+    ) -> None:
+        self.update(render_header(run, steps, now, owned=owned, paused=paused, waiting=waiting))
+
+
+def render_header(
+    run: RunInfo | None,
+    steps: Sequence[StepRow],
+    now: float,
+    *,
+    owned: bool,
+    paused: bool,
+    waiting: str | None,
+) -> Text:
+    line1 = Text()
+    line1.append("SPADE ", style="bold")
+    if run is None:
+        line1.append(waiting or "waiting for the run", style="italic")
+        return line1
+    line1.append(run.name, style="bold cyan")
+    line1.append("  ")
+    line1.append(run.status, style=_STATUS_STYLE.get(run.status, "bold"))
+    if paused:
+        line1.append("  PAUSED", style="bold reverse yellow")
+    line1.append("  (owner)" if owned else "  (watching)", style="dim")
+    last = steps[-1] if steps else None
+    line1.append("   step ")
+    line1.append("—" if last is None else str(last.step), style="bold")
+    line1.append("   adapter ")
+    line1.append("—" if last is None else f"v{last.adapter_version}", style="bold")
+    line1.append("   elapsed ")
+    line1.append(fmt_duration(elapsed_s(run, steps, now)), style="bold")
+    line2 = Text()
+    line2.append("throughput ")
+    line2.append(fmt_num(latest(steps, "tokens_per_s"), 1), style="bold")
+    line2.append(" tok/s   ")
+    walls = [s.wall_s for s in steps[-10:] if s.wall_s is not None]
+    line2.append(fmt_num(sum(walls) / len(walls) if walls else None, 1), style="bold")
+    line2.append(" s/step   envs ")
+    n_envs = latest(steps, "n_envs")
+    line2.append("—" if n_envs is None else str(int(n_envs)), style="bold")
+    line2.append("   valid ")
+    valid = latest(steps, "valid_fraction")
+    line2.append("—" if valid is None else f"{100 * valid:.0f}%", style="bold")
+    line2.append("   stale dropped ")
+    stale = latest(steps, "stale_dropped")
+    line2.append("—" if stale is None else str(int(stale)), style="bold")
+    if waiting:
+        line2.append(f"   ({waiting})", style="italic red")
+    return Text("\n").join([line1, line2])

@@ -1,0 +1,31 @@
+"""Per-skill table: environment count, valid share, mean win rate and mean regret.
+
+Why: the designer's rewards are centred per skill, so a skill that stays invalid or
+saturated is the first thing to spot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.widgets import DataTable
+
+from tui.stats import SkillStats, fmt_num
+
+
+class SkillTable(DataTable[str]):
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.add_columns("skill", "envs", "valid %", "win rate", "regret")
+
+    def show(self, rows: Sequence[SkillStats]) -> None:
+        self.clear()
+        for r in rows:
+            self.add_row(
+                r.skill,
+                str(r.count),
+                f"{r.valid_pct:.0f}",
+                fmt_num(r.mean_win_rate),
+                fmt_num(r.mean_regret),
+                key=r.skill,
+            )
