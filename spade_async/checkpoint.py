@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from spade_async.failpoints import failpoint
+
 STATE_FILE = "state.pt"
 ADAPTER_DIR = "adapter"
 
@@ -64,6 +66,7 @@ def write_checkpoint(run_dir: Path, step: int, *, learner: Any | None, snapshot:
         learner.save_adapter(tmp / ADAPTER_DIR)
     torch.save(state, tmp / STATE_FILE)
     _fsync_tree(tmp)
+    failpoint("checkpoint_files")  # files written, not yet renamed or committed
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)

@@ -145,6 +145,9 @@ class SelfPlayConfig(Section):
     """Cap of the designer reward scale min(n_agent_samples / n_envs * k, cap)."""
     invalid_penalty: float = Field(default=-0.5, le=0.0)
     """Designer reward of a candidate that fails validation, hangs or crashes."""
+    action_prefill: bool = False
+    """Start every agent turn with the tokens of `\\boxed{` (part of the prompt, not trained on),
+    so small models always emit an action; the completion is the command and its closing brace."""
     no_action_penalty: float = Field(default=-0.1, le=0.0)
     """Reward of an agent turn without a parsable \\boxed{...} action (shown to the agent)."""
     max_off_policy_steps: int = Field(default=2, ge=0)

@@ -29,6 +29,7 @@ from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.corpus import Corpus, CorpusError
 from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
+from spade_async.failpoints import failpoint
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.store import Store
 from spade_async.orchestrator import Pipeline
@@ -135,6 +136,7 @@ async def open_run(
                 path = await anyio.to_thread.run_sync(
                     lambda: write_checkpoint(run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text))
                 )
+                failpoint("checkpoint_commit")  # folder in place, database row not yet committed
                 await store.record_checkpoint(step, str(path))
                 await store.record_event(step, "checkpoint", f"checkpoint at step {step + 1}: {path.name}")
                 committed.add(step)
@@ -190,8 +192,8 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
         await store.restore_environment_stats(state["snapshot"]["env_stats"])
     pipeline.start_step = step + 1
     committed.add(step)
-    await store.record_event(step, "resume", f"resumed from checkpoint at step {step + 1}")
-    report(f"resuming from step {step + 1} (checkpoint {Path(path).name}, adapter v{pipeline.engine.adapter_version})")
+    await store.record_event(step, "resume", f"resumed at step {step + 2} from the checkpoint after step {step + 1}")
+    report(f"resuming at step {step + 2} (checkpoint {Path(path).name}, adapter v{pipeline.engine.adapter_version})")
 
 
 async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, report: Callable[[str], None] = print,

@@ -35,6 +35,7 @@ from spade_async.config import Config
 from spade_async.corpus import Corpus
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
+from spade_async.failpoints import failpoint
 from spade_async.learner.grpo import group_advantages
 from spade_async.memory.records import EnvRecord, EpisodeRecord, env_id_for
 from spade_async.memory.retrieval import pick_parent, select_examples
@@ -304,6 +305,7 @@ class Pipeline:
                     max_turns=self.sp.max_turns,
                     max_context_tokens=self.sp.max_context_tokens,
                     no_action_penalty=self.sp.no_action_penalty,
+                    action_prefill=self.sp.action_prefill,
                 )
             results[i] = (env, ep)
 
@@ -401,6 +403,11 @@ class Pipeline:
         limit = self.sp.max_off_policy_steps + (self.sp.regen_every if sample.role == "designer" else 0)
         return version - sample.adapter_version <= limit
 
+    def _train(self, samples: list[TrainSample]) -> dict[str, float]:
+        failpoint("learn")  # inside the learner's worker thread, before the update
+        assert self.learner is not None
+        return self.learner.train_step(samples)
+
     async def consume(self, batch: Batch) -> dict[str, float]:
         t0 = time.perf_counter()
         metrics = dict(batch.metrics)
@@ -413,7 +420,7 @@ class Pipeline:
         if not self.sp.train_designer:
             fresh = [s for s in fresh if s.role == "agent"]
         if self.learner is not None and fresh:
-            stats = await anyio.to_thread.run_sync(self.learner.train_step, fresh)
+            stats = await anyio.to_thread.run_sync(self._train, fresh)
             metrics.update({k: float(v) for k, v in stats.items() if isinstance(v, int | float)})
             version = self.learner.version
             path = self.run_dir / "adapters" / f"v{version}"

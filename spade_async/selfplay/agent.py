@@ -22,12 +22,22 @@ from typing import Any
 
 from spade_async.engine.base import Engine, GenerationRequest, Sampling
 from spade_async.envs.contract import parse_boxed
+from spade_async.failpoints import failpoint
 from spade_async.rewards import episode_outcome
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxError, SandboxPool
-from spade_async.selfplay.prompts import load_prompt, render
+from spade_async.selfplay.prompts import render
 
 _MARKER = "\u2063SPADE_TURN\u2063"
+PREFILL = "\\boxed{"
+
+
+def completion_text(text: str, prefilled: bool) -> str:
+    """What the agent said this turn: with a prefill, the box is opened by the prompt."""
+    if not prefilled:
+        return text
+    body = text if "}" in text else text + "}"
+    return PREFILL + body
 
 
 @dataclass
@@ -95,6 +105,7 @@ async def play_episode(
     max_turns: int,
     max_context_tokens: int,
     no_action_penalty: float,
+    action_prefill: bool = False,
 ) -> Episode:
     """Play one episode; never raises for environment failures (they set ``error``)."""
     episode = Episode(env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[])
@@ -106,15 +117,20 @@ async def play_episode(
             if hint is not None:
                 episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
                 first = render("agent_hint", hint=hint, observation=obs)
-            ids = engine.chat_prompt([{"role": "system", "content": load_prompt("agent_system")}, {"role": "user", "content": first}])
+            ids = engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}])
             mask = [0] * len(ids)
             logps = [0.0] * len(ids)
             versions: list[int] = []
             terminated = False
             last_reward = 0.0
+            prefill = engine.encode(PREFILL) if action_prefill else []
             for _turn in range(max_turns):
-                if len(ids) + sampling.max_new_tokens > max_context_tokens:
+                if len(ids) + len(prefill) + sampling.max_new_tokens > max_context_tokens:
                     break
+                ids += prefill
+                mask += [0] * len(prefill)
+                logps += [0.0] * len(prefill)
+                failpoint("generate")
                 completion = (await engine.generate([GenerationRequest(ids, sampling, role="agent")]))[0]
                 versions.append(completion.adapter_version)
                 ids += completion.token_ids
@@ -122,8 +138,9 @@ async def play_episode(
                 logps += completion.logprobs
                 episode.generated_tokens += len(completion.token_ids)
                 episode.turns += 1
-                episode.transcript.append({"role": "agent", "text": completion.text, "reward": None})
-                action = parse_boxed(completion.text)
+                said = completion_text(completion.text, action_prefill)
+                episode.transcript.append({"role": "agent", "text": said, "reward": None})
+                action = parse_boxed(said)
                 if action is None:
                     obs, reward, done, cut = "No action found. End your reply with \\boxed{<command>}.", no_action_penalty, False, False
                 else:
@@ -135,6 +152,8 @@ async def play_episode(
                 if done or cut:
                     terminated = done
                     break
+                if _turn + 1 == max_turns:
+                    break  # out of turns: no next observation to append
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
                 seam_ids = engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos))
                 ids += seam_ids
