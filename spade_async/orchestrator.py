@@ -43,14 +43,14 @@ from spade_async.memory.store import Store
 from spade_async.metrics import learnable_fraction, win_rate_band
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.agent import Episode, play_episode
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.prompts import pick_mutation
 
 Reporter = Callable[[str], None]
-VALIDATION_TURN_LIMIT = 24
-"""Garbage actions within which a candidate environment must end an episode by itself."""
+
 
 
 def sampling_of(section: Any, seed: int | None = None) -> Sampling:
@@ -233,7 +233,7 @@ class Pipeline:
                 hint_sampling=sampling_of(self.cfg.engine.hint),
                 # The runner truncates play at selfplay.max_turns; admission only asks that an
                 # environment ends its own episodes within a generous bound.
-                max_turns=max(self.sp.max_turns, VALIDATION_TURN_LIMIT),
+                max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT),
                 repair_turns=self.sp.repair_turns,
                 separate_hint_call=self.sp.separate_hint_call,
                 band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),

@@ -20,7 +20,7 @@ import click
 from spade_async.config import Config, ConfigError, load_config
 from spade_async.sandbox.errors import SandboxError
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import validate_source
+from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT, validate_source
 
 
 def _config(path: str | None) -> Config:
@@ -99,7 +99,8 @@ def env() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=0, show_default=True, help="First seed checked and used for --actions.")
 @click.option("--actions", default="", help='Actions to play after the checks, separated by "|".')
-@click.option("--max-turns", type=int, default=None, help="Turn limit (default: selfplay.max_turns).")
+@click.option("--max-turns", type=click.IntRange(min=1), default=ADMISSION_TURN_LIMIT, show_default=True,
+              help="Invalid actions within which the environment must end an episode by itself.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Config file whose [sandbox] limits apply.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -109,7 +110,7 @@ def check(file: Path, seed: int, actions: str, max_turns: int | None, config_pat
     source = _read_source(file)
     action_list = actions.split("|") if actions else []
     try:
-        report = anyio.run(check_source, source, cfg, seed, action_list, max_turns or cfg.selfplay.max_turns)
+        report = anyio.run(check_source, source, cfg, seed, action_list, max_turns)
     except SandboxError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

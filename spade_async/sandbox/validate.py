@@ -52,7 +52,8 @@ class _Validator:
 
     def fail(self, check: str, reason: str) -> None:
         self.checks[check] = False
-        self.reasons.append(reason)
+        if reason not in self.reasons:
+            self.reasons.append(reason)
 
     def passed(self, check: str) -> None:
         self.checks.setdefault(check, True)
@@ -183,7 +184,13 @@ class _Validator:
         return False
 
 
-async def validate_source(pool: SandboxPool, source: str, *, max_turns: int,
+ADMISSION_TURN_LIMIT = 24
+"""Invalid actions within which a candidate must end an episode by itself. Generous on
+purpose: the runner truncates play at ``selfplay.max_turns`` anyway; this only rejects
+environments that never end."""
+
+
+async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
                           seeds: tuple[int, ...] = (0, 1)) -> ValidationResult:
     """Run every admission check on ``source`` in sandbox children; never raises for bad code."""
     validator = _Validator(pool, source, max_turns, seeds or (0,))

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from spade_async.config import Config, ConfigError, config_to_toml, load_config, parse_override, validate_config
+from spade_async.config import (
+    Config,
+    ConfigError,
+    config_to_toml,
+    load_config,
+    parse_override,
+    validate_config,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "configs").glob("*.toml"))
@@ -75,7 +82,7 @@ def test_override_values_are_toml_or_plain_strings(text: str, key: list[str], va
 def test_override_applies_and_validates() -> None:
     cfg = load_config(ROOT / "configs" / "tiny.toml", ["run.max_steps=3", "selfplay.plays=2"])
     assert (cfg.run.max_steps, cfg.selfplay.plays) == (3, 2)
-    with pytest.raises(ConfigError, match="selfplay.playz: unknown key; did you mean 'plays'"):
+    with pytest.raises(ConfigError, match=r"selfplay\.playz: unknown key; did you mean 'plays'"):
         load_config(ROOT / "configs" / "tiny.toml", ["selfplay.playz=2"])
     with pytest.raises(ConfigError, match="expected KEY=VALUE"):
         load_config(ROOT / "configs" / "tiny.toml", ["selfplay.plays"])
