@@ -195,8 +195,12 @@ class LearnerConfig(Section):
     """Loss aggregation: per-sequence mean (grpo), token sum / const (dr_grpo), token mean over batch (dapo)."""
     micro_batch: int = Field(default=4, gt=0)
     """Sequences per forward/backward."""
-    grad_accum: int = Field(default=1, gt=0)
-    """Optimizer steps are taken every grad_accum micro-batch groups (1 = one step per rollout)."""
+    ratio_anchor: Literal["proximal", "behaviour"] = "proximal"
+    """PPO ratio denominator. `proximal` (decoupled PPO): ratio against the current weights
+    (detached), off-policyness corrected by the TIS weight min(pi/pi_behaviour, tis_cap);
+    `behaviour`: classic PPO ratio against the engine's logprobs, no separate TIS weight."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in backward (less memory, ~30% more time)."""
     max_grad_norm: float = Field(default=1.0, gt=0.0)
     """Gradient clipping norm."""
     max_seq_len: int = Field(default=2048, gt=0)

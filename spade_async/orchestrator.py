@@ -422,14 +422,15 @@ class Pipeline:
         if self.learner is not None and fresh:
             stats = await anyio.to_thread.run_sync(self._train, fresh)
             metrics.update({k: float(v) for k, v in stats.items() if isinstance(v, int | float)})
-            version = self.learner.version
-            path = self.run_dir / "adapters" / f"v{version}"
-            await anyio.to_thread.run_sync(self.learner.save_adapter, path)
-            await self.engine.load_adapter(version, str(path))
+            if self.learner.version != version:  # a step with nothing to train on makes no new version
+                version = self.learner.version
+                path = self.run_dir / "adapters" / f"v{version}"
+                await anyio.to_thread.run_sync(self.learner.save_adapter, path)
+                await self.engine.load_adapter(version, str(path))
         metrics["stale_dropped"] = float(self.stale_dropped)
         metrics["adapter_version"] = float(self.engine.adapter_version)
         metrics["time_learn_s"] = time.perf_counter() - t0
-        metrics["n_samples"] = float(len(fresh))
+        metrics["samples_offered"] = float(len(fresh))
         await self.store.record_step(batch.step, self.engine.adapter_version, metrics, wall_s=time.perf_counter() - batch.started)
         if self.checkpointer is not None and self._checkpoint_due(batch.step):
             await self.checkpointer(batch.step, batch.snapshot)

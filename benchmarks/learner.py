@@ -1,0 +1,148 @@
+"""Learner throughput: one GRPO step against a bare forward+backward over the same tokens.
+
+Why this comparison: the GRPO step should cost what the model costs, not what the loss
+costs. Three measurements in one process, same model, same LoRA, same micro-batches,
+interleaved round by round (so a noisy shared CPU hits all of them alike), median of rounds
+(and the ratio of the best rounds, which other processes on a shared CPU disturb least):
+
+- ``grpo``: ``Trainer.train_step`` (``kl_coef = 0``): decoder, lm_head at trained positions
+  only, GRPO loss, backward, grad clip, AdamW step.
+- ``bare``: decoder + lm_head at the same trained positions + cross-entropy, backward. The
+  floor for any policy-gradient loss. Target: ``grpo / bare >= 0.9`` in tokens/s.
+- ``hf_full``: the usual ``model(input_ids, labels=...)`` step, full-vocabulary logits at
+  every position (what a naive learner pays).
+
+Peak memory: CUDA ``max_memory_allocated`` per measurement; on CPU the growth of the
+process peak RSS over the RSS after loading, measured after the first (GRPO) step, before
+the other two ever ran (ru_maxrss only grows, so theirs are cumulative).
+
+Usage: ``python benchmarks/learner.py [--model embedded|PATH] [--batch 16] [--prompt 60]
+[--completion 48] [--rounds 3] [--threads 2] [--device cpu]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+
+import torch
+
+from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig
+from spade_async.engine.embedded import resolve_model_path
+from spade_async.learner.batching import build_micro_batches
+from spade_async.learner.trainer import Trainer
+from spade_async.samples import TrainSample
+
+
+def make_samples(n: int, prompt: int, completion: int, vocab: int, seed: int) -> list[TrainSample]:
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for i in range(n):
+        ids = torch.randint(10, vocab, (prompt + completion,), generator=g).tolist()
+        mask = [0] * prompt + [1] * completion
+        logps = [-2.0 * m for m in mask]
+        adv = 1.0 if i % 2 else -1.0
+        out.append(TrainSample("agent", ids, mask, logps, adv, 0))
+    return out
+
+
+def bare_step(trainer: Trainer, samples: list[TrainSample]) -> None:
+    """Forward + backward with the same selection of positions, plain cross-entropy."""
+    trainer.optimizer.zero_grad(set_to_none=True)
+    n = sum(s.n_trained_tokens for s in samples)
+    for mb in build_micro_batches(samples, trainer.cfg.micro_batch, trainer.cfg.max_seq_len):
+        lp = trainer._logprobs(mb, trainer._hidden(mb))
+        (-(lp * mb.mask.to(lp.device)).sum() / n).backward()
+    trainer.optimizer.zero_grad(set_to_none=True)
+
+
+def hf_full_step(trainer: Trainer, samples: list[TrainSample]) -> None:
+    """The usual causal-LM step: logits over the whole vocabulary at every position."""
+    trainer.optimizer.zero_grad(set_to_none=True)
+    for mb in build_micro_batches(samples, trainer.cfg.micro_batch, trainer.cfg.max_seq_len):
+        labels = mb.input_ids.masked_fill(mb.mask == 0, -100).to(trainer.device)
+        out = trainer.model(
+            input_ids=mb.input_ids.to(trainer.device),
+            attention_mask=mb.attention_mask.to(trainer.device),
+            labels=labels,
+        )
+        out.loss.backward()
+    trainer.optimizer.zero_grad(set_to_none=True)
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="embedded")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--prompt", type=int, default=60)
+    ap.add_argument("--completion", type=int, default=48)
+    ap.add_argument("--micro-batch", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
+    cfg = LearnerConfig(lr=1e-5, micro_batch=args.micro_batch, kl_coef=0.0)
+    trainer = Trainer(path, ModelConfig(), cfg, device=args.device, seed=0)
+    vocab = trainer.model.get_base_model().config.vocab_size
+    samples = make_samples(args.batch, args.prompt, args.completion, vocab, seed=0)
+    tokens = sum(len(s.input_ids) for s in samples)
+    cuda = args.device.startswith("cuda")
+    rss0 = _rss_mib()
+
+    def timed(fn) -> tuple[float, float]:
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        fn()
+        if cuda:
+            torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else _rss_mib() - rss0
+        return time.perf_counter() - t0, peak
+
+    runs = {
+        "grpo": lambda: trainer.train_step(samples),
+        "bare": lambda: bare_step(trainer, samples),
+        "hf_full": lambda: hf_full_step(trainer, samples),
+    }
+    peaks: dict[str, float] = {}
+    for name, fn in runs.items():  # warm-up (allocator, kernels); grpo first for the CPU RSS peak
+        _, peaks[name] = timed(fn)
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(args.rounds):
+        for name, fn in runs.items():
+            dt, peak = timed(fn)
+            times[name].append(dt)
+            if cuda:
+                peaks[name] = max(peaks[name], peak)
+    print(
+        f"model={path} device={args.device} threads={args.threads} "
+        f"batch={args.batch}x{args.prompt + args.completion} tokens={tokens} "
+        f"trained={args.batch * args.completion} micro_batch={args.micro_batch} rounds={args.rounds}"
+    )
+    tps = {k: tokens / statistics.median(v) for k, v in times.items()}
+    for name in runs:
+        if cuda:
+            mem = f"peak {peaks[name]:8.1f} MiB allocated"
+        else:  # ru_maxrss only grows: only the first measured (grpo) is its own
+            mem = f"peak RSS +{peaks[name]:7.1f} MiB" + (" (cumulative)" if name != "grpo" else "")
+        print(
+            f"  {name:8s} median {statistics.median(times[name]):7.3f} s  "
+            f"min {min(times[name]):7.3f} s  {tps[name]:8.1f} tok/s  {mem}"
+        )
+    print(f"  ratio grpo/bare tokens/s = {tps['grpo'] / tps['bare']:.3f}  (target >= 0.9)")
+    best = min(times["bare"]) / min(times["grpo"])  # interference only adds time: min is robust
+    print(f"  ratio grpo/bare tokens/s, best rounds = {best:.3f}")
+    print(f"  ratio grpo/hf_full tokens/s = {tps['grpo'] / tps['hf_full']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

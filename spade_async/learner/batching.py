@@ -1,0 +1,88 @@
+"""Turn ``TrainSample`` records into padded, length-sorted micro-batches.
+
+Why length-sorted padding rather than packing: sorting the step's samples by length before
+cutting them into micro-batches leaves little padding, and it works with every attention
+implementation (packed sequences need position-id-aware masks, which not every model and
+attention backend honour). Tokens after a sample's last trained token are cut off: a causal
+model's predictions for earlier positions do not depend on them, so they cost compute for
+nothing (an agent transcript often ends with an environment observation).
+
+Deviations: a sample is cut from the right at ``max_seq_len``; a trained token at position 0
+has no position that predicts it and is ignored; a sample left with no trained token is
+dropped (counted by the caller).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from spade_async.samples import TrainSample
+
+
+@dataclass
+class MicroBatch:
+    """Right-padded tensors of one forward pass; ``mask[b, t] = 1`` where token t is trained."""
+
+    input_ids: Tensor  # (B, T) long
+    attention_mask: Tensor  # (B, T) long
+    mask: Tensor  # (B, T) float, 0 at position 0 and on padding
+    behaviour: Tensor  # (B, T) float32 behaviour logprobs (0 where mask is 0)
+    advantages: Tensor  # (B,) float32
+    temperature: Tensor  # (B,) float32
+    n_tokens: int  # real (unpadded) tokens in the batch
+    n_trained: int  # trained tokens in the batch
+
+
+def trim(sample: TrainSample, max_seq_len: int) -> tuple[list[int], list[int], list[float]]:
+    """Cut at ``max_seq_len`` and after the last trained token; position 0 is never trained."""
+    ids = sample.input_ids[:max_seq_len]
+    mask = list(sample.loss_mask[:max_seq_len])
+    logps = sample.behaviour_logprobs[:max_seq_len]
+    if mask:
+        mask[0] = 0
+    last = max((i for i, m in enumerate(mask) if m), default=-1)
+    end = last + 1
+    return ids[:end], mask[:end], logps[:end]
+
+
+def build_micro_batches(
+    samples: list[TrainSample], micro_batch: int, max_seq_len: int, pad_id: int = 0
+) -> list[MicroBatch]:
+    """Trim, drop samples with no trained token, sort by length, pad, cut into micro-batches."""
+    rows = []
+    for s in samples:
+        ids, mask, logps = trim(s, max_seq_len)
+        if any(mask):
+            rows.append((ids, mask, logps, s.advantage, s.temperature))
+    rows.sort(key=lambda r: len(r[0]), reverse=True)
+    batches = []
+    for start in range(0, len(rows), micro_batch):
+        chunk = rows[start : start + micro_batch]
+        width = max(len(r[0]) for r in chunk)
+        b = len(chunk)
+        input_ids = torch.full((b, width), pad_id, dtype=torch.long)
+        attn = torch.zeros((b, width), dtype=torch.long)
+        mask = torch.zeros((b, width), dtype=torch.float32)
+        behaviour = torch.zeros((b, width), dtype=torch.float32)
+        for i, (ids, m, lp, _, _) in enumerate(chunk):
+            n = len(ids)
+            input_ids[i, :n] = torch.tensor(ids, dtype=torch.long)
+            attn[i, :n] = 1
+            mask[i, :n] = torch.tensor(m, dtype=torch.float32)
+            behaviour[i, :n] = torch.tensor(lp, dtype=torch.float32) * mask[i, :n]
+        batches.append(
+            MicroBatch(
+                input_ids=input_ids,
+                attention_mask=attn,
+                mask=mask,
+                behaviour=behaviour,
+                advantages=torch.tensor([r[3] for r in chunk], dtype=torch.float32),
+                temperature=torch.tensor([r[4] for r in chunk], dtype=torch.float32),
+                n_tokens=int(attn.sum()),
+                n_trained=int(mask.sum()),
+            )
+        )
+    return batches

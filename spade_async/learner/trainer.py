@@ -1,0 +1,373 @@
+"""The learner: a LoRA (or QLoRA) policy, one GRPO optimizer step per call, PEFT adapters out.
+
+Why this shape: the orchestrator runs ``train_step`` in a worker thread while generation
+goes on, then saves the adapter and hands its path to the engine. So a step is synchronous,
+self-contained (gradient accumulation over micro-batches inside, one optimizer step per PPO
+epoch) and bumps ``version`` once; ``save_adapter`` writes a PEFT folder atomically.
+
+Choices and deviations:
+
+- The decoder runs once per micro-batch and the lm_head only at trained positions
+  (``grpo.selected_logprobs``): prompts and observations never get full-vocabulary logits.
+- Ratio anchor: by default the current parameters (decoupled PPO, see ``grpo``), so with
+  ``ppo_epochs = 1`` the update is the truncated-IS policy gradient and the clip is inactive;
+  for later epochs the epoch-0 logprobs are the anchor (no recompute pass: they fall out of
+  epoch 0's forward). ``ratio_anchor="behaviour"`` gives classic PPO against the engine's
+  logprobs instead.
+- KL (``kl_coef > 0``): the reference is the same model under ``disable_adapter()`` in a
+  ``no_grad`` forward; no second model in memory.
+- Samples with no trained token are dropped; so are samples with advantage 0 when there is no
+  KL term (zero-variance GRPO groups: no gradient, so no compute). Dropping them before the
+  token count also keeps ``dapo``'s denominator to the samples that carry signal (as DAPO's
+  dynamic sampling does).
+- ``dr_grpo``'s constant normaliser is ``learner.max_seq_len``.
+- Every step accumulates gradients over all its micro-batches and takes one optimizer step
+  per PPO epoch, as the orchestrator expects.
+- A step that has nothing to train on takes no optimizer step and keeps ``version``; an
+  epoch whose gradient norm is not finite skips its optimizer step (``nonfinite_skipped``).
+- ``tokens_per_s`` counts every non-padding token that went through the forward (prompt and
+  observation tokens included) per second of the whole step; ``tokens`` is trained tokens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import Tensor
+
+from spade_async.config import LearnerConfig, ModelConfig
+from spade_async.learner.batching import MicroBatch, build_micro_batches
+from spade_async.learner.grpo import grpo_loss, selected_logprobs
+from spade_async.samples import TrainSample
+
+RatioAnchor = Literal["proximal", "behaviour"]
+
+
+def _resolve_dtype(dtype: str, device: str) -> torch.dtype:
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    return getattr(torch, dtype)
+
+
+def _load_base(model_path: str, cfg: ModelConfig, device: str) -> Any:
+    from transformers import AutoModelForCausalLM
+
+    dtype = _resolve_dtype(cfg.dtype, device)
+    kwargs: dict[str, Any] = {
+        "local_files_only": True,
+        "trust_remote_code": cfg.trust_remote_code,
+        "dtype": dtype,
+    }
+    if cfg.qlora:
+        if not device.startswith("cuda"):
+            raise ValueError("model.qlora needs a CUDA device (bitsandbytes 4-bit NF4)")
+        try:
+            import bitsandbytes  # noqa: F401
+        except ImportError as exc:
+            raise ImportError(
+                "model.qlora needs bitsandbytes: pip install 'spade-async[vllm]' "
+                "(or pip install bitsandbytes) on a CUDA machine"
+            ) from exc
+        from transformers import BitsAndBytesConfig
+
+        compute = dtype if dtype != torch.float32 else torch.bfloat16
+        kwargs["quantization_config"] = BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_use_double_quant=True,
+            bnb_4bit_compute_dtype=compute,
+        )
+        kwargs["device_map"] = {"": device}
+        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs).to(device)
+    model.config.use_cache = False
+    return model
+
+
+def _snapshot(obj: Any) -> Any:
+    """Deep copy with tensors cloned to CPU: ``Optimizer.state_dict()`` returns live references
+    (a later step would change a saved state, and a second optimizer loading it would share
+    its moment tensors)."""
+    if isinstance(obj, Tensor):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, dict):
+        return {k: _snapshot(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_snapshot(v) for v in obj)
+    return obj
+
+
+class Trainer:
+    """LoRA/QLoRA GRPO learner; see the module docstring."""
+
+    def __init__(
+        self,
+        model_path: str,
+        model_cfg: ModelConfig,
+        learner_cfg: LearnerConfig,
+        *,
+        device: str = "cpu",
+        seed: int = 0,
+        tis_cap: float = 2.0,
+        ratio_anchor: RatioAnchor = "proximal",
+        gradient_checkpointing: bool = False,
+    ) -> None:
+        from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+
+        if ratio_anchor not in ("proximal", "behaviour"):
+            raise ValueError(
+                f"ratio_anchor must be 'proximal' or 'behaviour', not {ratio_anchor!r}"
+            )
+        self.model_cfg = model_cfg
+        self.cfg = learner_cfg
+        self.device = device
+        self.ratio_anchor = ratio_anchor
+        self.tis_cap = float(tis_cap)
+        """Importance-weight truncation (``selfplay.tis_cap``, which lives outside ``learner``)."""
+        self.version = 0
+        base = _load_base(str(model_path), model_cfg, device)
+        if model_cfg.qlora:
+            base = prepare_model_for_kbit_training(
+                base, use_gradient_checkpointing=gradient_checkpointing
+            )
+        elif gradient_checkpointing:
+            base.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
+            base.enable_input_require_grads()
+        lora = LoraConfig(
+            r=model_cfg.lora_rank,
+            lora_alpha=model_cfg.lora_alpha,
+            lora_dropout=model_cfg.lora_dropout,
+            target_modules=list(model_cfg.lora_targets),
+            task_type="CAUSAL_LM",
+        )
+        cuda_devices = list(range(torch.cuda.device_count())) if device.startswith("cuda") else []
+        with torch.random.fork_rng(devices=cuda_devices):  # seed the LoRA init, not the process
+            torch.manual_seed(seed)
+            self.model = get_peft_model(base, lora)
+        self.model.train()
+        inner = self.model.get_base_model()
+        self._decoder = inner.get_decoder()
+        self._lm_head = inner.get_output_embeddings()
+        pad = getattr(inner.config, "pad_token_id", None)
+        self._pad_id = int(pad) if isinstance(pad, int) else 0
+        self._params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(
+            self._params, lr=learner_cfg.lr, weight_decay=learner_cfg.weight_decay
+        )
+
+    # ------------------------------------------------------------------ forward
+
+    def _hidden(self, mb: MicroBatch) -> Tensor:
+        out = self._decoder(
+            input_ids=mb.input_ids.to(self.device),
+            attention_mask=mb.attention_mask.to(self.device),
+            use_cache=False,
+        )
+        return out.last_hidden_state
+
+    def _logprobs(self, mb: MicroBatch, hidden: Tensor) -> Tensor:
+        """``(B, T)`` float32 logprobs of the trained tokens (0 elsewhere)."""
+        rows, cols = mb.mask.nonzero(as_tuple=True)
+        rows_d, cols_d = rows.to(self.device), cols.to(self.device)
+        targets = mb.input_ids.to(self.device)[rows_d, cols_d]
+        lp = selected_logprobs(
+            hidden[rows_d, cols_d - 1],
+            self._lm_head,
+            targets,
+            mb.temperature.to(self.device)[rows_d],
+        )
+        dense = torch.zeros(mb.mask.shape, dtype=torch.float32, device=self.device)
+        return dense.index_put((rows_d, cols_d), lp)
+
+    def logprobs(self, samples: list[TrainSample]) -> list[Tensor]:
+        """Current-policy logprobs of each sample's trained tokens (no grad; tests, evaluation)."""
+        out = []
+        self.model.eval()  # no LoRA dropout
+        try:
+            with torch.no_grad():
+                for s in samples:
+                    (mb,) = build_micro_batches([s], 1, self.cfg.max_seq_len, self._pad_id)
+                    lp = self._logprobs(mb, self._hidden(mb))
+                    out.append(lp[0][mb.mask[0].bool().to(self.device)].cpu())
+        finally:
+            self.model.train()
+        return out
+
+    # ------------------------------------------------------------------ step
+
+    def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
+        """One GRPO update on ``samples`` (one optimizer step per PPO epoch); bumps ``version``."""
+        start = time.perf_counter()
+        keep_zero_adv = self.cfg.kl_coef > 0
+        kept = [s for s in samples if keep_zero_adv or s.advantage != 0.0]
+        n_zero_adv = len(samples) - len(kept)
+        batches = build_micro_batches(
+            kept, self.cfg.micro_batch, self.cfg.max_seq_len, self._pad_id
+        )
+        n_seq = sum(int(mb.input_ids.shape[0]) for mb in batches)
+        n_trained = sum(mb.n_trained for mb in batches)
+        metrics: dict[str, float] = {
+            "n_samples": float(n_seq),
+            "n_dropped": float(len(samples) - n_seq),  # all reasons
+            "n_zero_advantage": float(n_zero_adv),
+            "tokens": float(n_trained),
+        }
+        if n_seq == 0:
+            metrics.update(
+                loss=0.0, clip_fraction=0.0, kl=0.0, ratio_mean=1.0, ratio_max=1.0, tis_mean=1.0,
+                grad_norm=0.0, tokens_per_s=0.0, step_time_s=time.perf_counter() - start,
+                version=float(self.version), nonfinite_skipped=0.0,
+            )  # fmt: skip
+            return metrics
+
+        self.model.train()
+        proximal: list[Tensor | None] = [None] * len(batches)
+        sums = {"loss": 0.0, "clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0, "tis_mean": 0.0}
+        ratio_max = 0.0
+        grad_norm = 0.0
+        skipped = 0
+        n_fwd = 0
+        for epoch in range(self.cfg.ppo_epochs):
+            self.optimizer.zero_grad(set_to_none=True)
+            for i, mb in enumerate(batches):
+                mask = mb.mask.to(self.device)
+                behaviour = mb.behaviour.to(self.device)
+                ref = self._reference(mb) if self.cfg.kl_coef > 0 else None
+                logp = self._logprobs(mb, self._hidden(mb))
+                if self.ratio_anchor == "behaviour":
+                    anchor = behaviour
+                else:
+                    anchor = proximal[i]
+                loss, met = grpo_loss(
+                    logp,
+                    behaviour,
+                    mb.advantages.to(self.device),
+                    mask,
+                    clip_low=self.cfg.clip_eps_low,
+                    clip_high=self.cfg.clip_eps_high,
+                    tis_cap=self.tis_cap,
+                    agg=self.cfg.loss_agg,
+                    ref_logp=ref,
+                    kl_coef=self.cfg.kl_coef,
+                    max_tokens=self.cfg.max_seq_len,
+                    logp_proximal=anchor,
+                    total_sequences=n_seq,
+                    total_tokens=n_trained,
+                )
+                loss.backward()
+                if epoch == 0 and self.cfg.ppo_epochs > 1:
+                    proximal[i] = logp.detach()
+                n_fwd += mb.n_tokens
+                if epoch == self.cfg.ppo_epochs - 1:
+                    sums["loss"] += float(loss.item())
+                    for key in ("clip_fraction", "kl", "ratio_mean", "tis_mean"):
+                        sums[key] += met[key] * met["tokens"]
+                    ratio_max = max(ratio_max, met["ratio_max"])
+            norm = torch.nn.utils.clip_grad_norm_(self._params, self.cfg.max_grad_norm)
+            grad_norm = float(norm.item())
+            if math.isfinite(grad_norm):
+                self.optimizer.step()
+            else:  # a NaN/inf gradient would poison the adapter and Adam's moments: skip it
+                skipped += 1
+        self.optimizer.zero_grad(set_to_none=True)
+        self.version += 1
+        elapsed = time.perf_counter() - start
+        denom = max(n_trained, 1)
+        metrics.update(
+            loss=sums["loss"],
+            clip_fraction=sums["clip_fraction"] / denom,
+            kl=sums["kl"] / denom,
+            ratio_mean=sums["ratio_mean"] / denom,
+            ratio_max=ratio_max,
+            tis_mean=sums["tis_mean"] / denom,
+            grad_norm=grad_norm,
+            nonfinite_skipped=float(skipped),
+            tokens_per_s=n_fwd / elapsed if elapsed > 0 else 0.0,
+            step_time_s=elapsed,
+            version=float(self.version),
+        )
+        return metrics
+
+    def _reference(self, mb: MicroBatch) -> Tensor:
+        with torch.no_grad(), self.model.disable_adapter():
+            return self._logprobs(mb, self._hidden(mb))
+
+    # ------------------------------------------------------------------ persistence
+
+    def save_adapter(self, path: str | Path) -> None:
+        """Write the adapter in PEFT format to ``path`` (temp folder, then rename)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        try:
+            self.model.save_pretrained(str(tmp), safe_serialization=True)
+            old = None
+            if path.exists():
+                old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
+                os.replace(path, old)
+            os.replace(tmp, path)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _adapter_state(self) -> dict[str, Tensor]:
+        from peft import get_peft_model_state_dict
+
+        return {
+            k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model).items()
+        }
+
+    def _set_adapter_state(self, state: dict[str, Tensor]) -> None:
+        from peft import set_peft_model_state_dict
+
+        result = set_peft_model_state_dict(self.model, state)
+        unexpected = getattr(result, "unexpected_keys", None) or []
+        if unexpected:
+            raise ValueError(
+                f"adapter state does not fit this LoRA: unexpected keys {unexpected[:3]}"
+            )
+
+    def load_adapter_weights(self, path: str | Path) -> None:
+        """Load a PEFT adapter folder (as written by ``save_adapter``) into the trainable LoRA."""
+        from safetensors.torch import load_file
+
+        file = Path(path) / "adapter_model.safetensors"
+        if not file.exists():
+            raise FileNotFoundError(f"{file}: no adapter weights (expected a PEFT adapter folder)")
+        self._set_adapter_state(load_file(str(file)))
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to resume exactly: adapter, optimizer, version, RNG states."""
+        state: dict[str, Any] = {
+            "version": self.version,
+            "adapter": self._adapter_state(),
+            "optimizer": _snapshot(self.optimizer.state_dict()),
+            "torch_rng": torch.get_rng_state(),
+            "tis_cap": self.tis_cap,
+        }
+        if torch.cuda.is_available():
+            with contextlib.suppress(RuntimeError):
+                state["cuda_rng"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._set_adapter_state(state["adapter"])
+        self.optimizer.load_state_dict(_snapshot(state["optimizer"]))
+        self.version = int(state["version"])
+        self.tis_cap = float(state.get("tis_cap", self.tis_cap))
+        torch.set_rng_state(state["torch_rng"])
+        if "cuda_rng" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
