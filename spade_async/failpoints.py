@@ -1,4 +1,5 @@
-"""Deterministic crash points for kill -9 tests: ``SPADE_ASYNC_KILL_AT=name:n``.
+"""Deterministic crash points for crash tests: ``SPADE_ASYNC_KILL_AT=name:n`` (SIGKILL) and
+``SPADE_ASYNC_RAISE_AT=name:n`` (an unexpected exception).
 
 Why: "kill the run while it checkpoints" cannot be hit reliably with a timer from outside.
 A failpoint names a moment in the code; when the environment variable names it, the
@@ -13,20 +14,29 @@ import signal
 import threading
 from collections import Counter
 
-_hits: Counter[str] = Counter()
+_hits: Counter[tuple[str, str]] = Counter()
 _lock = threading.Lock()
 
 
-def failpoint(name: str) -> None:
-    """SIGKILL this process on the n-th hit of ``name`` if ``SPADE_ASYNC_KILL_AT=name:n``."""
-    spec = os.environ.get("SPADE_ASYNC_KILL_AT")
+class InjectedFailure(RuntimeError):
+    """Raised at a failpoint named by ``SPADE_ASYNC_RAISE_AT``."""
+
+
+def _due(variable: str, name: str) -> bool:
+    spec = os.environ.get(variable)
     if not spec:
-        return
+        return False
     target, _, count = spec.partition(":")
     if target != name:
-        return
+        return False
     with _lock:
-        _hits[name] += 1
-        hit = _hits[name]
-    if hit >= int(count or 1):
+        _hits[(variable, name)] += 1
+        return _hits[(variable, name)] >= int(count or 1)
+
+
+def failpoint(name: str) -> None:
+    """SIGKILL this process (or raise) on the n-th hit of ``name`` when the variable names it."""
+    if _due("SPADE_ASYNC_KILL_AT", name):
         os.kill(os.getpid(), signal.SIGKILL)
+    if _due("SPADE_ASYNC_RAISE_AT", name):
+        raise InjectedFailure(f"injected failure at {name}")

@@ -244,12 +244,38 @@ def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         return anyio.run(lambda: run_pipeline(cfg, sync=sync, resume=resume, force=force))
-    except KNOWN_ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1 if not isinstance(exc, ConfigError) else 2
     except KeyboardInterrupt:
         print("interrupted; resume with: spade-async resume " + cfg.run.run_dir, file=sys.stderr)
         return 130
+    except Exception as group:
+        exc = innermost(group)
+        if isinstance(exc, KNOWN_ERRORS):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2 if isinstance(exc, ConfigError) else 1
+        log = report_crash(Path(cfg.run.run_dir), group)  # unexpected: one line here, the traceback in a file
+        print(f"error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        print(f"  the traceback is in {log}; the run resumes from its last checkpoint with: "
+              f"spade-async resume {cfg.run.run_dir}", file=sys.stderr)
+        return 1
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The error inside task-group wrappers (an exception group with one member)."""
+    while len(getattr(exc, "exceptions", ())) == 1:
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def report_crash(run_dir: Path, exc: BaseException) -> Path:
+    """Append the traceback of ``exc`` to ``run_dir/error.log`` and return that path."""
+    import traceback
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = run_dir / "error.log"
+    with log.open("a") as fh:
+        fh.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        fh.write("".join(traceback.format_exception(exc)))
+    return log
 
 
 def load_run_config(run_dir: Path) -> Config:

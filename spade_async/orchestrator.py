@@ -127,6 +127,8 @@ class Pipeline:
         self.start_step = 0
         self.generator_busy_s = 0.0
         self._pending_designer: list[TrainSample] = []
+        self._unsaved: Batch | None = None
+        """The last consumed batch when no checkpoint covers it yet (written on a clean stop)."""
 
     # -- control (TUI / signals) ---------------------------------------------------
     def pause(self) -> None:
@@ -434,6 +436,9 @@ class Pipeline:
         await self.store.record_step(batch.step, self.engine.adapter_version, metrics, wall_s=time.perf_counter() - batch.started)
         if self.checkpointer is not None and self._checkpoint_due(batch.step):
             await self.checkpointer(batch.step, batch.snapshot)
+            self._unsaved = None
+        else:
+            self._unsaved = batch
         if (batch.step + 1) % self.cfg.log.every == 0:
             self.report(format_step_line(batch.step, metrics, self.learner is not None))
         return metrics
@@ -480,6 +485,12 @@ class Pipeline:
                     await self.consume(await self.produce(step))
                     done += 1
                 root.cancel_scope.cancel()
+        if self.stop_requested and self._unsaved is not None and self.checkpointer is not None:
+            with anyio.CancelScope(shield=True):  # a clean stop leaves nothing to redo
+                snapshot = self._unsaved.snapshot
+                snapshot.setdefault("env_stats", await self.store.environment_stats())
+                await self.checkpointer(self._unsaved.step, snapshot)
+                self._unsaved = None
         return done
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:

@@ -24,7 +24,7 @@ def export_env(detail: EnvDetail, directory: Path) -> Path:
     header = [
         f"# SPADE environment {s.id}",
         f"# skill: {s.skill or '-'}  domain: {s.domain}  origin: {s.origin}  status: {s.status}",
-        f"# created at step {s.created_step}; win rate {fmt_num(s.win_rate)}, "
+        f"# created at step {s.created_step + 1}; win rate {fmt_num(s.win_rate)}, "
         f"hinted {fmt_num(s.hint_win_rate)}, regret {fmt_num(s.regret)}",
         f"# document: {detail.doc_title or '-'}",
         *[f"# hint: {line}" for line in (detail.hint or "-").splitlines() or ["-"]],

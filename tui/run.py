@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from spade_async.config import Config
-from spade_async.launch import DB_NAME, KNOWN_ERRORS, run_pipeline
+from spade_async.launch import DB_NAME, KNOWN_ERRORS, innermost, report_crash, run_pipeline
 
 
 class PipelineController:
@@ -55,6 +55,10 @@ class PipelineController:
         if self._pipeline is not None:
             self._pipeline.request_stop()
 
+    @property
+    def stopped(self) -> bool:
+        return self._stop
+
 
 def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     """Run ``cfg`` under the TUI; returns the process exit status."""
@@ -68,37 +72,34 @@ def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
 
     async def main() -> None:
         app = SpadeApp(run_dir / DB_NAME, controller=controller)
-        log = await anyio.open_file(log_path, "a")
+        with log_path.open("a") as log:  # written from the loop thread only
 
-        def report(line: str) -> None:
-            app.call_later(lambda: None)  # keep the app responsive; the log file is the record
-            sync_log.write(line + "\n")
-            sync_log.flush()
+            def report(line: str) -> None:
+                log.write(line + "\n")
+                log.flush()
 
-        sync_log = open(log_path, "a")  # noqa: SIM115 - closed below, written from the loop thread only
-        try:
+            async def drive() -> None:
+                try:
+                    outcome["status"] = await run_pipeline(
+                        cfg, sync=sync, resume=resume, force=force, report=report, on_ready=controller.attach
+                    )
+                    outcome["finished"] = True
+                except Exception as group:  # shown after the app closes, never as a traceback
+                    exc = innermost(group)
+                    if not isinstance(exc, KNOWN_ERRORS):
+                        report(f"traceback in {report_crash(run_dir, group)}")
+                    outcome["status"], outcome["error"] = 1, f"{exc.__class__.__name__}: {exc}"
+                    app.exit(1)
+
             async with anyio.create_task_group() as tg:
-
-                async def drive() -> None:
-                    try:
-                        outcome["status"] = await run_pipeline(
-                            cfg, sync=sync, resume=resume, force=force, report=report, on_ready=controller.attach
-                        )
-                    except KNOWN_ERRORS as exc:
-                        outcome["status"], outcome["error"] = 1, str(exc)
-                        app.exit(1)
-
                 tg.start_soon(drive)
                 await app.run_async()
                 controller.request_stop()  # the app is gone: finish the step in flight, checkpoint, exit
-        finally:
-            sync_log.close()
-            await log.aclose()
 
     print(f"spade-async: TUI attached; progress is logged to {log_path}", file=sys.stderr)
     anyio.run(main)
     if outcome["error"]:
         print(f"error: {outcome['error']}", file=sys.stderr)
-    else:
-        print(f"run stopped; resume with: spade-async resume {run_dir}", file=sys.stderr) if controller._stop else None
+    elif controller.stopped and not outcome.get("finished"):
+        print(f"run stopped; resume with: spade-async resume {run_dir}", file=sys.stderr)
     return int(outcome["status"])

@@ -24,6 +24,7 @@ import anyio
 import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest
+from spade_async.engine.prefix_cache import PrefixCache, assemble
 
 
 @dataclass
@@ -60,6 +61,7 @@ class HFEngine:
         batch_size: int = 16,
         max_model_len: int = 4096,
         seed: int = 0,
+        prefix_cache_entries: int = 64,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -79,6 +81,7 @@ class HFEngine:
         self.adapter_version = 0
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._pending: list[_Slot] = []
+        self.prefix_cache = PrefixCache(max_entries=prefix_cache_entries)
         self._lock = anyio.Lock()
         self.generated_tokens = 0
         self.generate_seconds = 0.0
@@ -143,12 +146,10 @@ class HFEngine:
         seed = requests[0].sampling.seed
         generator = torch.Generator(device="cpu").manual_seed(seed) if seed is not None else self._generator
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_token_id
-        width = max(len(r.prompt_ids) for r in requests)
-        ids = torch.full((len(requests), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(requests), width), dtype=torch.long)
-        for i, r in enumerate(requests):
-            ids[i, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids, dtype=torch.long)
-            mask[i, width - len(r.prompt_ids) :] = 1
+        prompts = [list(r.prompt_ids) for r in requests]
+        hits = [self.prefix_cache.lookup(p) for p in prompts]
+        ids, mask, past, split = assemble(prompts, hits, pad)
+        width = mask.shape[1]
         budget = [r.sampling.max_new_tokens for r in requests]
         tokens: list[list[int]] = [[] for _ in requests]
         logprobs: list[list[float]] = [[] for _ in requests]
@@ -156,10 +157,9 @@ class HFEngine:
         done = [False] * len(requests)
         texts = [""] * len(requests)
         eos = self.eos_token_id
-        past = None
         inputs = ids.to(self.device)
         attn = mask.to(self.device)
-        positions = (attn.cumsum(-1) - 1).clamp(min=0)
+        positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, split:]
         with torch.inference_mode():
             for _ in range(max(budget)):
                 out = self.model(
@@ -201,6 +201,8 @@ class HFEngine:
                 inputs = feed[:, None].to(self.device)
                 attn = torch.cat([attn, torch.ones((len(requests), 1), dtype=attn.dtype, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
+        for i, prompt in enumerate(prompts):  # keep each row's KV for the episode's next turn
+            self.prefix_cache.store(prompt + tokens[i][:-1], past, i, width - len(prompt))
         self.generated_tokens += sum(len(t) for t in tokens)
         self.generate_seconds += time.perf_counter() - t0
         return [
@@ -242,6 +244,7 @@ class HFEngine:
                 self.model.delete_adapter(previous)
         self.model.eval()
         self.adapter_version = version
+        self.prefix_cache.clear()  # cached activations belong to the old weights
 
     async def aclose(self) -> None:
         self._pending.clear()

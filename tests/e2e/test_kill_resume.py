@@ -132,3 +132,45 @@ async def test_resume_restores_the_saved_rng_and_cursor_state(setup: tuple[Path,
         assert (now["engine_rng"] == saved["snapshot"]["engine_rng"]).all()
         assert rng_states()["python"] == saved["rng"]["python"]
         assert pipeline.learner.version == saved["learner"]["version"] == pipeline.engine.adapter_version
+
+
+def test_ctrl_c_checkpoints_the_last_step_and_exits_0(setup: tuple[Path, Path, Path]) -> None:
+    import signal
+    import time
+
+    root, pool, model = setup
+    run_dir = root / "ctrl-c"
+    cmd = [sys.executable, "-m", "spade_async.cli", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+           *overrides(run_dir, pool, model), "--set", "run.max_steps=50", "--set", "run.checkpoint_every=100"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("SPADE_ASYNC_KILL_AT", None)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 300
+    for line in proc.stdout:
+        if line.startswith("step    1 |") or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    assert "stopping after the current step" in out
+    db = run_dir / "run.sqlite"
+    last = query(db, "SELECT max(step) FROM steps")[0][0]
+    assert query(db, "SELECT max(step) FROM checkpoints")[0][0] == last  # nothing to redo
+    assert query(db, "SELECT status FROM runs") == [("interrupted",)]
+
+
+def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Path, Path]) -> None:
+    root, pool, model = setup
+    run_dir = root / "error"
+    env_var = {"SPADE_ASYNC_RAISE_AT": "learn:3"}
+    cmd = [sys.executable, "-m", "spade_async.cli", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+           *overrides(run_dir, pool, model)]
+    failed = subprocess.run(cmd, env={**os.environ, **env_var}, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert failed.returncode == 1
+    assert "error: InjectedFailure: injected failure at learn" in failed.stderr
+    assert "Traceback" not in failed.stderr and "Traceback" in (run_dir / "error.log").read_text()
+    assert query(run_dir / "run.sqlite", "SELECT status FROM runs") == [("failed",)]
+    resumed = spade(run_dir, pool, model, resume=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert query(run_dir / "run.sqlite", "SELECT count(*) FROM steps") == [(4,)]

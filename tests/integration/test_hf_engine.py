@@ -123,3 +123,35 @@ async def test_load_adapter_changes_generations(tiny_model_dir: Path, tmp_path: 
     await engine.load_adapter(2, str(tmp_path / "v2"))
     assert engine.adapter_version == 2
     assert list(engine.model.peft_config) == ["v2"]
+
+
+async def test_prefix_cache_reuses_history_with_exact_logprobs(tiny_model_dir: Path) -> None:
+    engine = HFEngine(tiny_model_dir, seed=0)
+    first = [
+        engine.chat_prompt([{"role": "user", "content": "Turn one of a long game."}]),
+        engine.chat_prompt([{"role": "user", "content": "Another, shorter game"}]),
+    ]
+    outs = await engine.generate([GenerationRequest(p, Sampling(max_new_tokens=6)) for p in first])
+    assert len(engine.prefix_cache) == 2 and engine.prefix_cache.hits == 0
+    seam = engine.encode("<|im_end|>\n<|im_start|>user\nNext observation<|im_end|>\n<|im_start|>assistant\n")
+    second = [o.prompt_ids + o.token_ids + seam for o in outs]
+    fresh = engine.chat_prompt([{"role": "user", "content": "A brand new episode with no history at all"}])
+    later = await engine.generate([GenerationRequest(p, Sampling(max_new_tokens=5)) for p in [*second, fresh]])
+    assert engine.prefix_cache.hits == 2
+    for out in later:  # cached rows, different cached lengths, and a fresh row in one batch
+        ref = forward_logprobs(engine, out.prompt_ids, out.token_ids, 1.0)
+        assert max(abs(a - b) for a, b in zip(ref, out.logprobs, strict=True)) < 1e-4
+
+
+async def test_prefix_cache_is_dropped_when_the_adapter_changes(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    engine = HFEngine(tiny_model_dir, seed=0)
+    await engine.generate([GenerationRequest([1, 2, 3, 4], Sampling(max_new_tokens=3))])
+    assert len(engine.prefix_cache) == 1
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
+                           LoraConfig(r=4, target_modules=["q_proj"], init_lora_weights=False))
+    model.save_pretrained(str(tmp_path / "v1"))
+    await engine.load_adapter(1, str(tmp_path / "v1"))
+    assert len(engine.prefix_cache) == 0

@@ -34,7 +34,7 @@ async def test_overview_panels_show_the_fixture_numbers(db_path: Path) -> None:
         for expected in (
             RUN_NAME,
             "running",
-            "step 11",
+            "step 12",  # the newest step index is 11; the TUI counts from 1 like the console
             "adapter v5",
             "elapsed 1:02:03",
             "123.4 tok/s",
@@ -191,7 +191,7 @@ async def test_new_rows_appear_on_the_next_poll(db_path: Path) -> None:
         conn.close()
         await app.poll_now()
         await pilot.pause()
-        assert f"step {N_STEPS}" in text_of(app.query_one("#header"))
+        assert f"step {N_STEPS + 1}" in text_of(app.query_one("#header"))
         assert "mean regret  0.900" in text_of(app.query_one("#plot-regret"))
         log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
         assert "sandbox worker died" in log
@@ -224,7 +224,7 @@ async def test_a_resumed_run_is_shown_from_its_checkpoint(db_path: Path) -> None
         conn.close()
         await app.poll_now()
         await settle(app, pilot)
-        assert "step 5 " in text_of(app.query_one("#header"))
+        assert "step 6 " in text_of(app.query_one("#header"))
         assert app.query_one("#env-table", EnvTable).row_count == 2
         log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
         assert "resume" in log and "rejected" not in log

@@ -34,7 +34,7 @@ class EnvTable(DataTable[str | Text]):
         self.clear()
         for e in envs:
             self.add_row(
-                str(e.created_step),
+                str(e.created_step + 1),
                 e.id[:8],
                 e.skill or "—",
                 fmt_num(e.win_rate),
@@ -88,7 +88,7 @@ def render_meta(d: EnvDetail) -> Group:
     head.append(f"{s.skill or '—'}", style="bold cyan")
     head.append(f"  {s.domain} · {s.origin} · ")
     head.append(s.status, style=_STATUS_STYLE.get(s.status, ""))
-    head.append(f"  created step {s.created_step}", style="dim")
+    head.append(f"  created step {s.created_step + 1}", style="dim")
     nums = Text(
         f"win {fmt_num(s.win_rate)}  hinted win {fmt_num(s.hint_win_rate)}  "
         f"regret {fmt_num(s.regret)}  designer reward {fmt_num(s.designer_reward)}  "

@@ -38,7 +38,7 @@ class EventLog(RichLog):
 def render_event(e: EventRow, run_start: float) -> Text:
     text = Text()
     text.append(f"+{fmt_duration(max(0.0, e.created_at - run_start))} ", style="dim")
-    text.append("step " + ("—" if e.step is None else str(e.step)) + " ", style="dim")
+    text.append("step " + ("—" if e.step is None else str(e.step + 1)) + " ", style="dim")
     text.append(f"{e.kind:<10}", style=_KIND_STYLE.get(e.kind, "bold"))
     text.append(" ")
     text.append(e.message)

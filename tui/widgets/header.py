@@ -62,7 +62,7 @@ def render_header(
     line1.append("  (owner)" if owned else "  (watching)", style="dim")
     last = steps[-1] if steps else None
     line1.append("   step ")
-    line1.append("—" if last is None else str(last.step), style="bold")
+    line1.append("—" if last is None else str(last.step + 1), style="bold")  # 1-based, as on the console
     line1.append("   adapter ")
     line1.append("—" if last is None else f"v{last.adapter_version}", style="bold")
     line1.append("   elapsed ")

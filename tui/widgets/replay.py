@@ -20,7 +20,7 @@ def render_episode(ep: Episode | None, title: str) -> RenderableType:
     if ep is None:
         return Group(head, Text("no recorded play yet", style="dim italic"))
     meta = Text(
-        f"step {ep.step} · adapter v{ep.adapter_version} · outcome {ep.outcome:+.2f} · "
+        f"step {ep.step + 1} · adapter v{ep.adapter_version} · outcome {ep.outcome:+.2f} · "
         f"{ep.turns} turns" + (" · truncated" if ep.truncated else ""),
         style="dim",
     )
