@@ -8,6 +8,7 @@ those of an uninterrupted run exactly.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import subprocess
@@ -104,7 +105,7 @@ def test_kill_9_then_resume_loses_nothing(setup: tuple[Path, Path, Path], kill_a
     steps = query(db, "SELECT step, adapter_version FROM steps ORDER BY step")
     assert [s for s, _ in steps] == [0, 1, 2, 3]
     versions = [v for _, v in steps]
-    assert all(b - a in (0, 1) for a, b in zip(versions, versions[1:], strict=False))
+    assert all(b - a in (0, 1) for a, b in itertools.pairwise(versions))
     # Nothing lost, nothing doubled: the episodes equal those of the uninterrupted run.
     assert query(db, EPISODES) == query(root / "reference" / "run.sqlite", EPISODES)
     assert versions == [v for _, v in query(root / "reference" / "run.sqlite", "SELECT step, adapter_version FROM steps ORDER BY step")]
