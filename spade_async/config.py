@@ -231,6 +231,9 @@ class MemoryConfig(Section):
     """Most environments kept as candidates for the designer's examples."""
     examples_shown: int = Field(default=2, ge=0)
     """Past environments shown in each designer prompt."""
+    seed_tier: Literal["standard", "easy", "all"] = "standard"
+    """Built-in environments the memory starts with: `standard` (probing games, two per skill),
+    `easy` (one short game per skill, a warm-up for ~100M models), or `all`."""
     embed_model: str = "builtin:all-minilm-l6-v2"
     """Sentence embedding model for diversity and retrieval (`builtin:` = the packaged MiniLM)."""
 

@@ -86,7 +86,7 @@ def env_pool(cfg: Config) -> list[SeedEnv]:
         if not pool:
             raise RunError(f"selfplay.fixed_pool {cfg.selfplay.fixed_pool}: no environment .py files found")
         return pool
-    return load_seeds()
+    return load_seeds(cfg.memory.seed_tier)
 
 
 def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:

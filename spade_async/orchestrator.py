@@ -158,6 +158,19 @@ class Pipeline:
             self.engine.set_rng_state(snap["engine_rng"])
         self.stale_dropped = int(snap.get("stale_dropped", 0))
 
+    async def _write_stats(self, env: LiveEnv, step: int, status: str, designer_reward: float | None) -> None:
+        """An environment's running stats into the store (the TUI and retrieval read them)."""
+        await self.store.update_environment_stats(
+            env.env_id,
+            step=step,
+            win_rate=env.win_rate(),
+            hint_win_rate=env.hint_win_rate(),
+            regret=env.regret(self.sp.regret_scale),
+            designer_reward=designer_reward,
+            n_plays=env.n_plays(),
+            status=status,
+        )
+
     # -- producer: design -----------------------------------------------------------------
     async def _design_generation(self, step: int) -> dict[str, float]:
         """Retire the old generation (scoring its designs) and fill a new live set."""
@@ -166,16 +179,7 @@ class Pipeline:
             retired = self.curriculum.retire()
             designer_samples = retired.designer_samples
             for env in retired.envs:
-                await self.store.update_environment_stats(
-                    env.env_id,
-                    step=step,
-                    win_rate=env.win_rate(),
-                    hint_win_rate=env.hint_win_rate(),
-                    regret=env.regret(self.sp.regret_scale),
-                    designer_reward=retired.designer_rewards.get(env.env_id),
-                    n_plays=env.n_plays(),
-                    status="retired",
-                )
+                await self._write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
         self._pending_designer = designer_samples
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
@@ -360,16 +364,7 @@ class Pipeline:
             ]
         )
         for env in self.curriculum.live:
-            await self.store.update_environment_stats(
-                env.env_id,
-                step=step,
-                win_rate=env.win_rate(),
-                hint_win_rate=env.hint_win_rate(),
-                regret=env.regret(self.sp.regret_scale),
-                designer_reward=None,
-                n_plays=env.n_plays(),
-                status="active",
-            )
+            await self._write_stats(env, step, "active", None)
         plain = [(env, ep) for env, ep in ok if not ep.hinted]
         advantages, _zero_var = group_advantages([ep.outcome for _, ep in plain], [env.env_id for env, _ in plain])
         temperature = self.cfg.engine.agent.temperature

@@ -62,6 +62,7 @@ class HFEngine:
         max_model_len: int = 4096,
         seed: int = 0,
         prefix_cache_entries: int = 64,
+        prefix_cache_bytes: int = 1 << 30,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -81,7 +82,7 @@ class HFEngine:
         self.adapter_version = 0
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._pending: list[_Slot] = []
-        self.prefix_cache = PrefixCache(max_entries=prefix_cache_entries)
+        self.prefix_cache = PrefixCache(max_entries=prefix_cache_entries, max_bytes=prefix_cache_bytes)
         self._lock = anyio.Lock()
         self.generated_tokens = 0
         self.generate_seconds = 0.0

@@ -45,9 +45,12 @@ def build_cache(layers: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
 class PrefixCache:
     """An LRU of per-sequence KV caches keyed by the token ids they cover."""
 
-    def __init__(self, max_entries: int) -> None:
+    def __init__(self, max_entries: int, max_bytes: int = 1 << 30) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        """Memory budget: a 1000-token SmolLM2-135M entry is ~46 MB (30 layers of K and V)."""
         self._entries: OrderedDict[tuple[int, ...], Layers] = OrderedDict()
+        self._bytes: dict[tuple[int, ...], int] = {}
         self.hits = 0
         self.reused_tokens = 0
 
@@ -56,6 +59,11 @@ class PrefixCache:
 
     def clear(self) -> None:
         self._entries.clear()
+        self._bytes.clear()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(self._bytes.values())
 
     def lookup(self, prompt: list[int]) -> tuple[int, Layers | None]:
         """The longest cached prefix of ``prompt`` that leaves at least one token to feed."""
@@ -76,12 +84,14 @@ class PrefixCache:
         if not ids or self.max_entries <= 0:
             return
         end = start + len(ids)
-        self._entries[tuple(ids)] = [
-            (k[row, :, start:end].clone(), v[row, :, start:end].clone()) for k, v in cache_layers(batch_cache)
-        ]
-        self._entries.move_to_end(tuple(ids))
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        key = tuple(ids)
+        layers = [(k[row, :, start:end].clone(), v[row, :, start:end].clone()) for k, v in cache_layers(batch_cache)]
+        self._entries[key] = layers
+        self._bytes[key] = sum(k.nbytes + v.nbytes for k, v in layers)
+        self._entries.move_to_end(key)
+        while self._entries and (len(self._entries) > self.max_entries or self.nbytes > self.max_bytes):
+            evicted, _ = self._entries.popitem(last=False)
+            del self._bytes[evicted]
 
 
 def assemble(

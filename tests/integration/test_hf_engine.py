@@ -155,3 +155,11 @@ async def test_prefix_cache_is_dropped_when_the_adapter_changes(tiny_model_dir: 
     model.save_pretrained(str(tmp_path / "v1"))
     await engine.load_adapter(1, str(tmp_path / "v1"))
     assert len(engine.prefix_cache) == 0
+
+
+async def test_prefix_cache_respects_its_memory_budget(tiny_model_dir: Path) -> None:
+    engine = HFEngine(tiny_model_dir, seed=0, prefix_cache_bytes=200_000)
+    for i in range(6):
+        await engine.generate([GenerationRequest([10 + i] * 50, Sampling(max_new_tokens=4))])
+    assert 0 < len(engine.prefix_cache) < 6
+    assert engine.prefix_cache.nbytes <= 200_000

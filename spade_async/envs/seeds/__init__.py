@@ -49,11 +49,20 @@ def _is_env_file(name: str) -> bool:
     return name.endswith(".py") and not name.startswith("_")
 
 
-def load_seeds() -> list[SeedEnv]:
-    """The built-in seed library, sorted by name (works from a wheel or a source tree)."""
-    folder = resources.files(__name__)
+TIERS = ("standard", "easy", "all")
+"""``standard``: the probing games (two per skill); ``easy``: one short game per skill that a
+~100M-parameter model sometimes wins (a warm-up so small models get GRPO signal)."""
+
+
+def load_seeds(tier: str = "standard") -> list[SeedEnv]:
+    """The built-in seed library of ``tier``, sorted by name (from a wheel or a source tree)."""
+    if tier not in TIERS:
+        raise ValueError(f"unknown seed tier {tier!r}; choose from {TIERS}")
+    root = resources.files(__name__)
+    folders = {"standard": [root], "easy": [root / "easy"], "all": [root, root / "easy"]}[tier]
     seeds = [
         _from_source(entry.name[:-3], entry.read_text(encoding="utf-8"), f"seed {entry.name}")
+        for folder in folders
         for entry in folder.iterdir()
         if entry.is_file() and _is_env_file(entry.name)
     ]
