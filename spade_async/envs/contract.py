@@ -57,6 +57,10 @@ def parse_boxed(text: str) -> str | None:
     return found.strip() if found is not None else None
 
 
+class ContractError(TypeError):
+    """Generated code that does not meet the contract (a hook the environment must define)."""
+
+
 class GameEnv:
     """Base class for text games. Subclasses implement ``_reset`` / ``_step`` or override
     ``reset`` / ``step`` directly; both styles are accepted by the validator."""
@@ -89,10 +93,10 @@ class GameEnv:
         return self._step(action)
 
     def _reset(self) -> tuple[str, dict[str, Any]]:  # pragma: no cover - contract hook
-        raise NotImplementedError("define reset() or _reset() in the environment class")
+        raise ContractError("define reset() or _reset() in the environment class")
 
     def _step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:  # pragma: no cover
-        raise NotImplementedError("define step() or _step() in the environment class")
+        raise ContractError("define step() or _step() in the environment class")
 
 
 class ToolUseEnv(GameEnv):
@@ -108,13 +112,13 @@ class ToolUseEnv(GameEnv):
     instructions: ClassVar[list[str]] = []
 
     def _initial_state(self, rng: random.Random) -> dict[str, Any]:  # pragma: no cover
-        raise NotImplementedError("define _initial_state(rng) returning the backend state dict")
+        raise ContractError("define _initial_state(rng) returning the backend state dict")
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> str:  # pragma: no cover
-        raise NotImplementedError("define call_tool(name, arguments)")
+        raise ContractError("define call_tool(name, arguments)")
 
     def _success(self, state: dict[str, Any], index: int) -> bool:  # pragma: no cover
-        raise NotImplementedError("define _success(state, instruction_index)")
+        raise ContractError("define _success(state, instruction_index)")
 
     def _reset(self) -> tuple[str, dict[str, Any]]:
         self.state = self._initial_state(self.rng)
@@ -143,6 +147,7 @@ class ToolUseEnv(GameEnv):
 
 INJECTED: dict[str, Any] = {
     "GameEnv": GameEnv,
+    "ContractError": ContractError,
     "ToolUseEnv": ToolUseEnv,
     "parse_boxed": parse_boxed,
     "random": random,

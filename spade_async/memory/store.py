@@ -62,7 +62,7 @@ def _enc_hook(obj: Any) -> Any:
         return obj.tolist()
     if isinstance(obj, Path):
         return str(obj)
-    raise NotImplementedError(f"cannot store {type(obj).__name__} as JSON")
+    raise TypeError(f"cannot store {type(obj).__name__} as JSON")
 
 
 def _dumps(obj: Any) -> str:

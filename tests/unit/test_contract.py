@@ -61,3 +61,14 @@ def test_game_env_is_deterministic_per_seed_and_injected() -> None:
     b.seed_rng(7)
     assert a.rng.random() == b.rng.random()
     assert INJECTED["GameEnv"] is GameEnv and INJECTED["parse_boxed"] is parse_boxed
+
+
+def test_missing_hooks_raise_a_contract_error_that_says_what_to_define() -> None:
+    from spade_async.envs.contract import ContractError
+
+    class OnlyStep(GameEnv):
+        def step(self, action):
+            return "", 0.0, True, False, {}
+
+    with pytest.raises(ContractError, match=r"define reset\(\) or _reset\(\)"):
+        OnlyStep().reset(seed=0)
