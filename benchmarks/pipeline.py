@@ -38,6 +38,7 @@ def config(run_dir: Path, steps: int, pool: Path | None, **selfplay: object) -> 
         "engine": {"agent": {"max_new_tokens": 48}},
         "learner": {"micro_batch": 8, "max_seq_len": 512},
         "model": {"lora_rank": 8, "lora_alpha": 16, "lora_targets": ["q_proj", "v_proj"]},
+        "memory": {"embed_model": "hashing"},
     })
 
 

@@ -30,6 +30,7 @@ from spade_async.corpus import Corpus, CorpusError
 from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.failpoints import failpoint
+from spade_async.memory.embed import EmbedError, make_embedder
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.store import Store
 from spade_async.orchestrator import Pipeline
@@ -147,6 +148,7 @@ async def open_run(
             pipeline = Pipeline(
                 cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
                 run_dir=run_dir, report=report, checkpointer=checkpointer,
+                embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
             )
             if resume:
                 await _restore(pipeline, store, run_dir, config_text, force, report, committed)
@@ -236,7 +238,7 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
         return 0
 
 
-KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, IsolationTooLow)
+KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow)
 
 
 def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:

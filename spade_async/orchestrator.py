@@ -37,10 +37,11 @@ from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
 from spade_async.failpoints import failpoint
 from spade_async.learner.grpo import group_advantages
+from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EnvRecord, EpisodeRecord, env_id_for
 from spade_async.memory.retrieval import pick_parent, select_examples
 from spade_async.memory.store import Store
-from spade_async.metrics import learnable_fraction, win_rate_band
+from spade_async.metrics import learnable_fraction, vendi_score, win_rate_band
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
@@ -101,6 +102,7 @@ class Pipeline:
         run_dir: Path,
         report: Reporter = print,
         checkpointer: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
+        embedder: TextEmbedder | None = None,
     ) -> None:
         self.cfg = cfg
         self.sp = cfg.selfplay
@@ -113,6 +115,7 @@ class Pipeline:
         self.run_dir = run_dir
         self.report = report
         self.checkpointer = checkpointer
+        self.embedder = embedder
         self.curriculum = Curriculum(
             self.sp,
             seed=cfg.run.seed,
@@ -185,7 +188,7 @@ class Pipeline:
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
                 self.curriculum.live.append(self._live_from_seed(seed_env, step))
-            return {"valid_fraction": math.nan}
+            return {"valid_fraction": math.nan, **await self._diversity()}
         designs = await self._run_designs(step)
         for d in designs:
             if d.admitted and d.code and env_id_for(d.code) in {e.env_id for e in self.curriculum.live}:
@@ -202,7 +205,15 @@ class Pipeline:
                 await self.store.record_event(step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}")
         await self._fill_from_memory(step)
         admitted = sum(1 for d in designs if d.admitted)
-        return {"valid_fraction": admitted / len(designs) if designs else math.nan}
+        return {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
+
+    async def _diversity(self) -> dict[str, float]:
+        """Vendi score of the live environments' code (1 = all alike, n = all different)."""
+        if self.embedder is None or not self.curriculum.live:
+            return {}
+        codes = [env.code for env in self.curriculum.live]
+        vectors = await anyio.to_thread.run_sync(self.embedder.embed, codes)
+        return {"env_diversity": vendi_score(vectors)}
 
     async def _run_designs(self, step: int) -> list[Design]:
         skills = self.curriculum.next_skills()

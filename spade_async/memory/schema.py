@@ -110,6 +110,7 @@ METRIC_KEYS: tuple[str, ...] = (
     "band_too_hard",
     "band_invalid",
     "designer_reward_mean",
+    "env_diversity",         # Vendi score of the live environments' code embeddings (at regeneration)
     "loss",
     "clip_fraction",
     "kl",

@@ -46,7 +46,7 @@ def overrides(run_dir: Path, pool: Path, model: Path) -> list[str]:
         "selfplay.plays": "4", "selfplay.hinted_plays": "2", "selfplay.max_turns": "2",
         "selfplay.repair_turns": "0", "selfplay.separate_hint_call": "false",
         "engine.designer.max_new_tokens": "24", "engine.hint.max_new_tokens": "8",
-        "engine.agent.max_new_tokens": "4", "corpus.max_chars": "200",
+        "engine.agent.max_new_tokens": "4", "corpus.max_chars": "200", "memory.embed_model": '"hashing"',
     }
     return [arg for k, v in values.items() for arg in ("--set", f"{k}={v}")]
 

@@ -32,7 +32,7 @@ def make_config(tmp_path: Path, **selfplay: object) -> Config:
     return Config.model_validate({
         "run": {"run_dir": str(tmp_path / "run"), "max_steps": 4, "checkpoint_every": 2, "device": "cpu"},
         "selfplay": sp,
-        "memory": {"examples_shown": 1},
+        "memory": {"examples_shown": 1, "embed_model": "hashing"},
         "sandbox": {"call_timeout_s": 2.0, "max_children": 32},
         "engine": {"agent": {"max_new_tokens": 64}, "designer": {"max_new_tokens": 4096}},
     })
@@ -89,6 +89,7 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
     assert [v for v, _ in engine.loaded] == [1, 2, 3, 4]
     metrics = json.loads(steps[0][2])
     assert metrics["valid_fraction"] == 0.5 and metrics["regret_mean"] is not None
+    assert 1.0 <= metrics["env_diversity"] <= 2.0  # Vendi score of the 2 live environments
     # Checkpoints at steps 1 and 3 (checkpoint_every = 2), recorded after the files exist.
     ckpts = rows(db, "SELECT step, path FROM checkpoints ORDER BY step")
     assert [s for s, _ in ckpts] == [1, 3]
