@@ -90,6 +90,24 @@ def env_pool(cfg: Config) -> list[SeedEnv]:
     return load_seeds(cfg.memory.seed_tier)
 
 
+def preflight(cfg: Config) -> None:
+    """Refuse, with the fix, a config this machine cannot run (before anything is written)."""
+    import importlib.util
+
+    import torch
+
+    needs_gpu = [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
+                                 ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm"),
+                                 ("model.qlora = true", cfg.model.qlora)) if on]
+    if needs_gpu and not torch.cuda.is_available():
+        raise RunError(
+            f"{', '.join(needs_gpu)} needs a CUDA GPU and none is visible; on a CPU machine run "
+            "configs/tiny.toml, or add --set 'run.device=\"cpu\"' --set 'engine.backend=\"hf\"' --set model.qlora=false"
+        )
+    if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        raise RunError("engine.backend = \"vllm\" needs the vllm extra: pip install -e '.[vllm]'")
+
+
 def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:
     """Check that the folder fits the request (new run vs resume); return the database path."""
     db_path = run_dir / DB_NAME
@@ -114,25 +132,27 @@ async def open_run(
     """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
     run_dir = Path(cfg.run.run_dir)
     config_text = config_to_toml(cfg)
+    if engine is None:
+        preflight(cfg)
     db_path = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume)
 
     report("probing the sandbox ...")
     pool = await SandboxPool.start(cfg.sandbox)
     try:
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
+        corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
+        seeds = env_pool(cfg)
+        if engine is None or learner is None:  # before the store: a failed start leaves no run behind
+            t0 = time.perf_counter()
+            report(f"loading model {cfg.model.name} ...")
+            model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
+            if engine is None:
+                engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path)
+            if learner is None:
+                learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path)
+            report(f"model ready in {time.perf_counter() - t0:.1f}s")
         store = await Store.open(db_path)
         try:
-            corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
-            seeds = env_pool(cfg)
-            if engine is None or learner is None:
-                t0 = time.perf_counter()
-                report(f"loading model {cfg.model.name} ...")
-                model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
-                if engine is None:
-                    engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path)
-                if learner is None:
-                    learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path)
-                report(f"model ready in {time.perf_counter() - t0:.1f}s")
             committed: set[int] = set()
 
             async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
@@ -256,8 +276,9 @@ def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
             return 2 if isinstance(exc, ConfigError) else 1
         log = report_crash(Path(cfg.run.run_dir), group)  # unexpected: one line here, the traceback in a file
         print(f"error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
-        print(f"  the traceback is in {log}; the run resumes from its last checkpoint with: "
-              f"spade-async resume {cfg.run.run_dir}", file=sys.stderr)
+        print(f"  the traceback is in {log}", file=sys.stderr)
+        if any((Path(cfg.run.run_dir) / "checkpoints").glob("step_*")):
+            print(f"  the run resumes from its last checkpoint with: spade-async resume {cfg.run.run_dir}", file=sys.stderr)
         return 1
 
 

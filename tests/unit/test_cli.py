@@ -59,3 +59,16 @@ def test_resume_of_a_non_run_folder(tmp_path: Path) -> None:
     result = invoke("resume", str(tmp_path), "--headless")
     assert result.exit_code == 2
     assert "not a spade-async run folder" in result.output
+
+
+def test_gpu_preset_on_a_cpu_machine_says_what_to_do(tmp_path: Path) -> None:
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: the preset is valid here")
+    run_dir = tmp_path / "run"
+    result = invoke("run", str(ROOT / "configs" / "games.toml"), "--headless", "--set", f'run.run_dir="{run_dir}"')
+    assert result.exit_code == 1
+    assert "needs a CUDA GPU and none is visible" in result.output and "configs/tiny.toml" in result.output
+    assert not run_dir.exists()  # nothing half-created to trip the next attempt
