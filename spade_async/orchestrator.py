@@ -38,30 +38,17 @@ from spade_async.envs.seeds import SeedEnv
 from spade_async.failpoints import failpoint
 from spade_async.learner.grpo import group_advantages
 from spade_async.memory.embed import TextEmbedder
-from spade_async.memory.records import EnvRecord, EpisodeRecord, env_id_for
-from spade_async.memory.retrieval import pick_parent, select_examples
+from spade_async.memory.records import EpisodeRecord
 from spade_async.memory.store import Store
-from spade_async.metrics import learnable_fraction, vendi_score, win_rate_band
+from spade_async.metrics import learnable_fraction, win_rate_band
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.agent import Episode, play_episode
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
-from spade_async.selfplay.designer import Design, DesignJob, design_environment
-from spade_async.selfplay.prompts import pick_mutation
+from spade_async.selfplay.generation import EnvGenerator
 
 Reporter = Callable[[str], None]
 
-
-
-def sampling_of(section: Any, seed: int | None = None) -> Sampling:
-    return Sampling(
-        temperature=section.temperature,
-        top_p=section.top_p,
-        max_new_tokens=section.max_new_tokens,
-        stop=tuple(section.stop),
-        seed=seed,
-    )
 
 
 @dataclass
@@ -111,16 +98,17 @@ class Pipeline:
         self.store = store
         self.learner = learner
         self.corpus = corpus
-        self.seeds = seeds
         self.run_dir = run_dir
         self.report = report
         self.checkpointer = checkpointer
-        self.embedder = embedder
         self.curriculum = Curriculum(
             self.sp,
             seed=cfg.run.seed,
             designer_temperature=cfg.engine.designer.temperature,
             n_agent_samples_per_env=self.sp.plays,
+        )
+        self.generator = EnvGenerator(
+            cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder
         )
         self.stale_dropped = 0
         self.play_limiter = anyio.CapacityLimiter(cfg.sandbox.max_children)
@@ -161,145 +149,9 @@ class Pipeline:
             self.engine.set_rng_state(snap["engine_rng"])
         self.stale_dropped = int(snap.get("stale_dropped", 0))
 
-    async def _write_stats(self, env: LiveEnv, step: int, status: str, designer_reward: float | None) -> None:
-        """An environment's running stats into the store (the TUI and retrieval read them)."""
-        await self.store.update_environment_stats(
-            env.env_id,
-            step=step,
-            win_rate=env.win_rate(),
-            hint_win_rate=env.hint_win_rate(),
-            regret=env.regret(self.sp.regret_scale),
-            designer_reward=designer_reward,
-            n_plays=env.n_plays(),
-            status=status,
-        )
-
-    # -- producer: design -----------------------------------------------------------------
-    async def _design_generation(self, step: int) -> dict[str, float]:
-        """Retire the old generation (scoring its designs) and fill a new live set."""
-        designer_samples: list[TrainSample] = []
-        if self.curriculum.live:
-            retired = self.curriculum.retire()
-            designer_samples = retired.designer_samples
-            for env in retired.envs:
-                await self._write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
-        self._pending_designer = designer_samples
-        if self.sp.mode == "fixed":
-            picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
-            for seed_env in picks:
-                self.curriculum.live.append(self._live_from_seed(seed_env, step))
-            return {"valid_fraction": math.nan, **await self._diversity()}
-        designs = await self._run_designs(step)
-        for d in designs:
-            if d.admitted and d.code and env_id_for(d.code) in {e.env_id for e in self.curriculum.live}:
-                d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
-                d.reasons.append("duplicate of an environment already live this generation")
-            else:
-                await self._record_design(d, step)
-            if d.admitted and d.code:
-                self.curriculum.live.append(
-                    LiveEnv(env_id_for(d.code), d.code, d.hint, d.job.skill, d.origin, step, design=d)
-                )
-            else:
-                self.curriculum.rejected.append(d)
-                await self.store.record_event(step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}")
-        await self._fill_from_memory(step)
-        admitted = sum(1 for d in designs if d.admitted)
-        return {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
-
-    async def _diversity(self) -> dict[str, float]:
-        """Vendi score of the live environments' code (1 = all alike, n = all different)."""
-        if self.embedder is None or not self.curriculum.live:
-            return {}
-        codes = [env.code for env in self.curriculum.live]
-        vectors = await anyio.to_thread.run_sync(self.embedder.embed, codes)
-        return {"env_diversity": vendi_score(vectors)}
-
-    async def _run_designs(self, step: int) -> list[Design]:
-        skills = self.curriculum.next_skills()
-        candidates = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size)
-        parents = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
-        jobs: list[DesignJob] = []
-        for i in range(self.sp.envs_per_step):
-            skill = skills[i % len(skills)]
-            doc = self.corpus.next()
-            parent = None
-            if self.curriculum.rng.random() < self.sp.mutation_fraction:
-                parent = pick_parent(candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng)
-                if parent is None:  # nothing in band yet: mutate any working environment of the skill
-                    pool = [c for c in parents if c.skill == skill] or parents
-                    parent = self.curriculum.rng.choice(pool) if pool else None
-            examples = select_examples(
-                candidates,
-                self.cfg.memory.examples_shown,
-                skill=skill,
-                low=self.sp.plateau_low,
-                high=self.sp.plateau_high,
-                rng=self.curriculum.rng,
-            )
-            change = pick_mutation(self.curriculum.rng) if parent else ""
-            jobs.append(DesignJob(skill, doc, "mutation" if parent else "fresh", parent=parent, examples=examples, change=change))
-        results: list[Design | None] = [None] * len(jobs)
-
-        async def one(i: int, job: DesignJob) -> None:
-            results[i] = await design_environment(
-                self.engine,
-                self.pool,
-                job,
-                designer_sampling=sampling_of(self.cfg.engine.designer),
-                hint_sampling=sampling_of(self.cfg.engine.hint),
-                # The runner truncates play at selfplay.max_turns; admission only asks that an
-                # environment ends its own episodes within a generous bound.
-                max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT),
-                repair_turns=self.sp.repair_turns,
-                separate_hint_call=self.sp.separate_hint_call,
-                band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
-            )
-
-        async with anyio.create_task_group() as tg:
-            for i, job in enumerate(jobs):
-                tg.start_soon(one, i, job)
-        return [r for r in results if r is not None]
-
-    async def _record_design(self, d: Design, step: int) -> None:
-        code = d.code or d.completion.text
-        await self.store.record_environment(
-            EnvRecord(
-                code=code,
-                domain=self.sp.domain,
-                skill=d.job.skill,
-                origin=d.origin,
-                created_step=step,
-                hint=d.hint,
-                doc_title=d.job.doc.title,
-                doc_text=d.job.doc.text,
-                valid=d.admitted,
-                reasons=list(d.reasons),
-                status="active" if d.admitted else "invalid",
-                parent_id=d.job.parent.id if d.job.parent else None,
-                updated_step=step,
-            )
-        )
-
-    def _live_from_seed(self, seed_env: SeedEnv, step: int) -> LiveEnv:
-        return LiveEnv(env_id_for(seed_env.source), seed_env.source, seed_env.hint, seed_env.skill, "seed", step)
-
-    async def _fill_from_memory(self, step: int) -> None:
-        """Top up the live set with valid memory environments when too few designs passed."""
-        missing = self.sp.envs_per_step - len(self.curriculum.live)
-        if missing <= 0:
-            return
-        live_ids = {e.env_id for e in self.curriculum.live}
-        memory = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
-        pool = [c for c in memory if c.id not in live_ids and c.hint]
-        for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
-            self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
-        if missing > len(pool):
-            await self.store.record_event(step, "info", f"only {len(self.curriculum.live)} environments live (wanted {self.sp.envs_per_step})")
-
     # -- producer: play -------------------------------------------------------------------
     async def _play_all(self, step: int) -> list[tuple[LiveEnv, Episode]]:
-        sampling = sampling_of(self.cfg.engine.agent)
+        sampling = Sampling.from_config(self.cfg.engine.agent)
         plays: list[tuple[LiveEnv, int, bool]] = []
         for e_idx, env in enumerate(self.curriculum.live):
             for i in range(self.sp.plays):
@@ -340,7 +192,8 @@ class Pipeline:
         metrics: dict[str, float] = {"valid_fraction": math.nan}
         self._pending_designer = []
         if self.curriculum.needs_regen(step):
-            metrics.update(await self._design_generation(step))
+            generation_metrics, self._pending_designer = await self.generator.regenerate(step)
+            metrics.update(generation_metrics)
         t_design = time.perf_counter() - t0
         tokens_before = getattr(self.engine, "generated_tokens", 0)
         played = await self._play_all(step)
@@ -375,7 +228,7 @@ class Pipeline:
             ]
         )
         for env in self.curriculum.live:
-            await self._write_stats(env, step, "active", None)
+            await self.generator.write_stats(env, step, "active", None)
         plain = [(env, ep) for env, ep in ok if not ep.hinted]
         advantages, _zero_var = group_advantages([ep.outcome for _, ep in plain], [env.env_id for env, _ in plain])
         temperature = self.cfg.engine.agent.temperature

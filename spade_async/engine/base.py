@@ -11,7 +11,7 @@ sampling distribution (after temperature), plus the decoded text for parsing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,11 @@ class Sampling:
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
     seed: int | None = None
+
+    @classmethod
+    def from_config(cls, section: Any, seed: int | None = None) -> Sampling:
+        """From a ``config.SamplingConfig`` (duck-typed: the engine layer does not import config)."""
+        return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,194 @@
+"""Environment generations: retire the live set (scoring its designs) and build the next one.
+
+Why its own module: this is the designer's half of the producer. Every k steps it scores
+the retiring environments' designs (delayed rewards), asks the policy for new designs
+(fresh or mutations of memory environments, grounded on corpus documents), admits them
+through the sandbox validator, records everything, and tops the live set up from memory
+when too few designs pass. The orchestrator only decides *when* to regenerate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import anyio
+
+from spade_async.config import Config
+from spade_async.corpus import Corpus
+from spade_async.engine.base import Engine, Sampling
+from spade_async.envs.seeds import SeedEnv
+from spade_async.memory.embed import TextEmbedder
+from spade_async.memory.records import EnvRecord, env_id_for
+from spade_async.memory.retrieval import pick_parent, select_examples
+from spade_async.memory.store import Store
+from spade_async.metrics import vendi_score
+from spade_async.samples import TrainSample
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
+from spade_async.selfplay.curriculum import Curriculum, LiveEnv
+from spade_async.selfplay.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.prompts import pick_mutation
+
+
+class EnvGenerator:
+    """Builds each generation of live environments into ``curriculum.live``."""
+
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        engine: Engine,
+        pool: SandboxPool,
+        store: Store,
+        corpus: Corpus,
+        curriculum: Curriculum,
+        seeds: list[SeedEnv],
+        embedder: TextEmbedder | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.sp = cfg.selfplay
+        self.engine = engine
+        self.pool = pool
+        self.store = store
+        self.corpus = corpus
+        self.curriculum = curriculum
+        self.seeds = seeds
+        self.embedder = embedder
+
+    async def write_stats(self, env: LiveEnv, step: int, status: str, designer_reward: float | None) -> None:
+        """An environment's running stats into the store (the TUI and retrieval read them)."""
+        await self.store.update_environment_stats(
+            env.env_id,
+            step=step,
+            win_rate=env.win_rate(),
+            hint_win_rate=env.hint_win_rate(),
+            regret=env.regret(self.sp.regret_scale),
+            designer_reward=designer_reward,
+            n_plays=env.n_plays(),
+            status=status,
+        )
+
+    async def regenerate(self, step: int) -> tuple[dict[str, float], list[TrainSample]]:
+        """Retire the old generation (scoring its designs) and fill a new live set.
+
+        Returns the generation's metrics and the retired designs' samples for the learner.
+        """
+        designer_samples: list[TrainSample] = []
+        if self.curriculum.live:
+            retired = self.curriculum.retire()
+            designer_samples = retired.designer_samples
+            for env in retired.envs:
+                await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
+        if self.sp.mode == "fixed":
+            picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
+            for seed_env in picks:
+                self.curriculum.live.append(self._live_from_seed(seed_env, step))
+            return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
+        designs = await self._run_designs(step)
+        for d in designs:
+            if d.admitted and d.code and env_id_for(d.code) in {e.env_id for e in self.curriculum.live}:
+                d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
+                d.reasons.append("duplicate of an environment already live this generation")
+            else:
+                await self._record_design(d, step)
+            if d.admitted and d.code:
+                self.curriculum.live.append(
+                    LiveEnv(env_id_for(d.code), d.code, d.hint, d.job.skill, d.origin, step, design=d)
+                )
+            else:
+                self.curriculum.rejected.append(d)
+                await self.store.record_event(step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}")
+        await self._fill_from_memory(step)
+        admitted = sum(1 for d in designs if d.admitted)
+        metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
+        return metrics, designer_samples
+
+    async def _diversity(self) -> dict[str, float]:
+        """Vendi score of the live environments' code (1 = all alike, n = all different)."""
+        if self.embedder is None or not self.curriculum.live:
+            return {}
+        codes = [env.code for env in self.curriculum.live]
+        vectors = await anyio.to_thread.run_sync(self.embedder.embed, codes)
+        return {"env_diversity": vendi_score(vectors)}
+
+    async def _run_designs(self, step: int) -> list[Design]:
+        skills = self.curriculum.next_skills()
+        candidates = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size)
+        parents = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        jobs: list[DesignJob] = []
+        for i in range(self.sp.envs_per_step):
+            skill = skills[i % len(skills)]
+            doc = self.corpus.next()
+            parent = None
+            if self.curriculum.rng.random() < self.sp.mutation_fraction:
+                parent = pick_parent(candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng)
+                if parent is None:  # nothing in band yet: mutate any working environment of the skill
+                    pool = [c for c in parents if c.skill == skill] or parents
+                    parent = self.curriculum.rng.choice(pool) if pool else None
+            examples = select_examples(
+                candidates,
+                self.cfg.memory.examples_shown,
+                skill=skill,
+                low=self.sp.plateau_low,
+                high=self.sp.plateau_high,
+                rng=self.curriculum.rng,
+            )
+            change = pick_mutation(self.curriculum.rng) if parent else ""
+            jobs.append(DesignJob(skill, doc, "mutation" if parent else "fresh", parent=parent, examples=examples, change=change))
+        results: list[Design | None] = [None] * len(jobs)
+
+        async def one(i: int, job: DesignJob) -> None:
+            results[i] = await design_environment(
+                self.engine,
+                self.pool,
+                job,
+                designer_sampling=Sampling.from_config(self.cfg.engine.designer),
+                hint_sampling=Sampling.from_config(self.cfg.engine.hint),
+                # The runner truncates play at selfplay.max_turns; admission only asks that an
+                # environment ends its own episodes within a generous bound.
+                max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT),
+                repair_turns=self.sp.repair_turns,
+                separate_hint_call=self.sp.separate_hint_call,
+                band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
+            )
+
+        async with anyio.create_task_group() as tg:
+            for i, job in enumerate(jobs):
+                tg.start_soon(one, i, job)
+        return [r for r in results if r is not None]
+
+    async def _record_design(self, d: Design, step: int) -> None:
+        code = d.code or d.completion.text
+        await self.store.record_environment(
+            EnvRecord(
+                code=code,
+                domain=self.sp.domain,
+                skill=d.job.skill,
+                origin=d.origin,
+                created_step=step,
+                hint=d.hint,
+                doc_title=d.job.doc.title,
+                doc_text=d.job.doc.text,
+                valid=d.admitted,
+                reasons=list(d.reasons),
+                status="active" if d.admitted else "invalid",
+                parent_id=d.job.parent.id if d.job.parent else None,
+                updated_step=step,
+            )
+        )
+
+    def _live_from_seed(self, seed_env: SeedEnv, step: int) -> LiveEnv:
+        return LiveEnv(env_id_for(seed_env.source), seed_env.source, seed_env.hint, seed_env.skill, "seed", step)
+
+    async def _fill_from_memory(self, step: int) -> None:
+        """Top up the live set with valid memory environments when too few designs passed."""
+        missing = self.sp.envs_per_step - len(self.curriculum.live)
+        if missing <= 0:
+            return
+        live_ids = {e.env_id for e in self.curriculum.live}
+        memory = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        pool = [c for c in memory if c.id not in live_ids and c.hint]
+        for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
+            self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
+        if missing > len(pool):
+            await self.store.record_event(step, "info", f"only {len(self.curriculum.live)} environments live (wanted {self.sp.envs_per_step})")
