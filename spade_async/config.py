@@ -260,8 +260,9 @@ class SandboxConfig(Section):
 class LogConfig(Section):
     every: int = Field(default=1, gt=0)
     """Print a console line every this many steps."""
-    backends: list[Literal["console", "sqlite", "jsonl"]] = Field(default_factory=lambda: ["console", "sqlite"])
-    """Where metrics go; sqlite is what the TUI reads."""
+    backends: list[Literal["console", "jsonl"]] = Field(default_factory=lambda: ["console"])
+    """Where step metrics go besides the run's SQLite file (always written: the TUI and resume
+    read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl."""
 
 
 class Config(Section):

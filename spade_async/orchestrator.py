@@ -20,6 +20,7 @@ with the learner state, so a checkpoint is always one coherent point in the run.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import signal
 import statistics
@@ -299,7 +300,11 @@ class Pipeline:
         else:
             self._unsaved = batch
         if (batch.step + 1) % self.cfg.log.every == 0:
-            self.report(format_step_line(batch.step, metrics, self.learner is not None))
+            if "console" in self.cfg.log.backends:
+                self.report(format_step_line(batch.step, metrics, self.learner is not None))
+            if "jsonl" in self.cfg.log.backends:
+                async with await anyio.open_file(self.run_dir / "metrics.jsonl", "a") as fh:
+                    await fh.write(metrics_json_line(batch.step, metrics))
         return metrics
 
     # -- drivers --------------------------------------------------------------------------------
@@ -364,6 +369,12 @@ class Pipeline:
                     self.request_stop()
         except (NotImplementedError, ValueError, RuntimeError):  # not the main thread (tests, TUI worker)
             await anyio.sleep_forever()
+
+
+def metrics_json_line(step: int, metrics: dict[str, float]) -> str:
+    """One JSON object per line; NaN (not measured) becomes null, as in the database."""
+    clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
+    return json.dumps({"step": step, **clean}) + "\n"
 
 
 def _mean(values: list[float]) -> float:

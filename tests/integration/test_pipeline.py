@@ -98,13 +98,16 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
 
 async def test_fixed_mode_plays_the_pool(tmp_path: Path) -> None:
     cfg = make_config(tmp_path, mode="fixed", envs_per_step=1)
+    cfg.log.backends = ["jsonl"]
     engine = ScriptedEngine()
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         assert await pipeline.run(sync=True) == 4
     db = tmp_path / "run" / "run.sqlite"
     played = rows(db, "SELECT DISTINCT e.code FROM episodes p JOIN environments e ON e.id = p.env_id")
     assert len(played) == 1 and "WeightedCoin" in played[0][0]
-    assert engine.calls > 0 and not any(r == "designer" for r in ())
+    assert engine.calls > 0
+    lines = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in lines] == [0, 1, 2, 3] and all("plain_return_mean" in m for m in lines)
 
 
 def overlapped(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
