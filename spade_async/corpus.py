@@ -362,44 +362,30 @@ def builtin_documents(include_sympy: bool = True) -> tuple[Document, ...]:
     return tuple(unique)
 
 
-class BuiltinSource:
+class ListSource:
+    """Documents given in memory (tests, fixed prompts); ``kind`` prefixes the fingerprint."""
+
+    def __init__(self, docs: Sequence[Document], kind: str = "list"):
+        if not docs:
+            raise CorpusError(f"{kind} corpus: no documents")
+        self._docs = tuple(docs)
+        self._fingerprint = f"{kind}:" + hashlib.sha256("\n".join(d.id for d in self._docs).encode()).hexdigest()
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def get(self, index: int) -> Document:
+        return self._docs[index]
+
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+
+class BuiltinSource(ListSource):
     """Installed documentation as a corpus: nothing to download."""
 
     def __init__(self, include_sympy: bool = True):
-        self._docs = builtin_documents(include_sympy)
-        self._fingerprint = (
-            "builtin:" + hashlib.sha256("\n".join(d.id for d in self._docs).encode()).hexdigest()
-        )
-
-    def __len__(self) -> int:
-        return len(self._docs)
-
-    def get(self, index: int) -> Document:
-        return self._docs[index]
-
-    def fingerprint(self) -> str:
-        return self._fingerprint
-
-
-class ListSource:
-    """Documents given in memory (tests, fixed prompts)."""
-
-    def __init__(self, docs: Sequence[Document]):
-        if not docs:
-            raise CorpusError("ListSource: no documents")
-        self._docs = tuple(docs)
-        self._fingerprint = (
-            "list:" + hashlib.sha256("\n".join(d.id for d in self._docs).encode()).hexdigest()
-        )
-
-    def __len__(self) -> int:
-        return len(self._docs)
-
-    def get(self, index: int) -> Document:
-        return self._docs[index]
-
-    def fingerprint(self) -> str:
-        return self._fingerprint
+        super().__init__(builtin_documents(include_sympy), kind="builtin")
 
 
 # ---------------------------------------------------------------------- cursor

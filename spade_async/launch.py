@@ -205,10 +205,8 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
         await store.record_event(step, "info", "resumed with a changed config (--force)")
         await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
     if pipeline.learner is not None and state["learner"] is not None:
-        pipeline.learner.load_state_dict(state["learner"])
-        adapter = Path(path) / "adapter"
-        await anyio.to_thread.run_sync(pipeline.learner.load_adapter_weights, adapter)
-        await pipeline.engine.load_adapter(pipeline.learner.version, str(adapter))
+        pipeline.learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
+        await pipeline.engine.load_adapter(pipeline.learner.version, str(Path(path) / "adapter"))
     pipeline.restore(state["snapshot"])
     set_rng_states(state["rng"])
     await store.truncate_after(step)

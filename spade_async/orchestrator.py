@@ -117,7 +117,6 @@ class Pipeline:
         self.paused.set()  # set = running
         self.stop_requested = False
         self.start_step = 0
-        self.generator_busy_s = 0.0
         self._pending_designer: list[TrainSample] = []
         self._unsaved: Batch | None = None
         """The last consumed batch when no checkpoint covers it yet (written on a clean stop)."""
@@ -206,7 +205,6 @@ class Pipeline:
             metrics["designer_reward_mean"] = statistics.fmean(s.reward for s in self._pending_designer)
         generated = getattr(self.engine, "generated_tokens", 0) - tokens_before
         metrics.update(time_design_s=t_design, time_play_s=t_play, tokens_per_s=generated / max(t_play, 1e-9))
-        self.generator_busy_s += time.perf_counter() - t0
         snapshot = self.snapshot()
         if self._checkpoint_due(step):  # stats of every environment, so a resume restores memory exactly
             snapshot["env_stats"] = await self.store.environment_stats()

@@ -165,8 +165,3 @@ class ScriptedLearner:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.version = int(state["version"])
-
-    def load_adapter_weights(self, path: str | Path) -> None:
-        saved = json.loads((Path(path) / "adapter.json").read_text())
-        if saved["version"] != self.version:
-            raise ValueError(f"adapter version {saved['version']} does not match learner version {self.version}")
