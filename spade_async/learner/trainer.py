@@ -217,6 +217,7 @@ class Trainer:
         )
         n_seq = sum(int(mb.input_ids.shape[0]) for mb in batches)
         n_trained = sum(mb.n_trained for mb in batches)
+        total_weight = sum(mb.total_weight for mb in batches)
         metrics: dict[str, float] = {
             "n_samples": float(n_seq),
             "n_dropped": float(len(samples) - n_seq),  # all reasons
@@ -263,7 +264,8 @@ class Trainer:
                     max_tokens=self.cfg.max_seq_len,
                     logp_proximal=anchor,
                     total_sequences=n_seq,
-                    total_tokens=n_trained,
+                    total_tokens=total_weight,
+                    weights=mb.weights.to(self.device),
                 )
                 loss.backward()
                 if epoch == 0 and self.cfg.ppo_epochs > 1:

@@ -411,12 +411,16 @@ class Store:
         n_plays: int,
         status: str | None = None,
     ) -> None:
-        """Set the stats exactly as given (None = not measured) and ``updated_step = step``."""
+        """Set the stats as given (None = not measured) and ``updated_step = step``.
+
+        Exception: ``designer_reward=None`` keeps the stored value (an environment that is
+        live again keeps the reward of its last scored design until it is scored again).
+        """
         if status is not None and status not in ENV_STATUSES:
             raise ValueError(f"environment status {status!r} not one of {ENV_STATUSES}")
         async with self._tx() as conn:
             cur = await conn.execute(
-                "UPDATE environments SET win_rate = ?, hint_win_rate = ?, regret = ?, designer_reward = ?, "
+                "UPDATE environments SET win_rate = ?, hint_win_rate = ?, regret = ?, designer_reward = COALESCE(?, designer_reward), "
                 "n_plays = ?, updated_step = ?, status = COALESCE(?, status) WHERE id = ?",
                 (win_rate, hint_win_rate, regret, designer_reward, n_plays, step, status, env_id),
             )

@@ -5,6 +5,13 @@ the retiring environments' designs (delayed rewards), asks the policy for new de
 (fresh or mutations of memory environments, grounded on corpus documents), admits them
 through the sandbox validator, records everything, and tops the live set up from memory
 when too few designs pass. The orchestrator only decides *when* to regenerate.
+
+Duplicates: when several admitted designs of one generation have exactly the same code, one
+copy becomes the live environment and the others are scored as failed designs (the invalid
+penalty: an exact copy adds nothing). Which copy is kept does not depend on the order in
+which the concurrent design calls finish: a design admitted on its first attempt beats a
+repaired one, and among equals the earlier design job (job order is drawn from the run's
+seeded RNG) wins.
 """
 
 from __future__ import annotations
@@ -28,6 +35,20 @@ from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.prompts import pick_mutation
+
+
+def duplicate_keepers(designs: list[Design]) -> dict[str, int]:
+    """For each admitted code, the index of the copy that is kept (see the module docstring).
+
+    A first-attempt design beats a repaired one; among equals the lowest job index wins.
+    """
+    keepers: dict[str, int] = {}
+    ranked = sorted(range(len(designs)), key=lambda i: (designs[i].attempts, i))
+    for i in ranked:
+        code = designs[i].code
+        if designs[i].admitted and code:
+            keepers.setdefault(env_id_for(code), i)
+    return keepers
 
 
 class EnvGenerator:
@@ -79,14 +100,20 @@ class EnvGenerator:
             designer_samples = retired.designer_samples
             for env in retired.envs:
                 await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
+            for scored in retired.scored:
+                if scored.why_invalid:
+                    await self.store.record_event(
+                        step, "info", f"env {(scored.env_id or '')[:12]} scored as an invalid design: {scored.why_invalid}"
+                    )
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
                 self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
-        for d in designs:
-            if d.admitted and d.code and env_id_for(d.code) in {e.env_id for e in self.curriculum.live}:
+        keepers = duplicate_keepers(designs)
+        for i, d in enumerate(designs):
+            if d.admitted and d.code and keepers[env_id_for(d.code)] != i:
                 d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
                 d.reasons.append("duplicate of an environment already live this generation")
             else:
