@@ -8,8 +8,11 @@ is the blocking, console entry point that turns known failures into one clear me
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -108,15 +111,50 @@ def preflight(cfg: Config) -> None:
         raise RunError("engine.backend = \"vllm\" needs the vllm extra: pip install -e '.[vllm]'")
 
 
-def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:
-    """Check that the folder fits the request (new run vs resume); return the database path."""
+def check_run_dir(run_dir: Path, resume: bool) -> None:
+    """Refuse, with what to do, a folder that does not fit the request (writes nothing)."""
     db_path = run_dir / DB_NAME
     if not resume and db_path.exists():
-        raise RunError(f"{run_dir} already holds a run; resume it with --resume, or choose another run.run_dir")
-    if resume and not db_path.exists():
+        raise RunError(
+            f"{run_dir} already holds a run; --resume continues it (from its newest checkpoint, or "
+            "from step 1 in the same folder when it has none yet), or choose another run.run_dir"
+        )
+    if resume and not db_path.exists() and not (run_dir / CONFIG_NAME).exists():
         raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
+
+
+def has_checkpoint(db_path: Path) -> bool:
+    """Whether the run database records a complete checkpoint (False for a half-made database)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # killed before the schema was complete
+        return False
+
+
+RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "checkpoints", "adapters", "metrics.jsonl")
+"""What a run writes into its folder (cleared when a run without a checkpoint starts over)."""
+
+
+def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] = print) -> bool:
+    """Check that the folder fits the request and create it; return whether to resume.
+
+    A folder whose run was killed before its first checkpoint cannot be resumed from
+    anything: it starts again from step 1 in the same folder, its partial rows cleared.
+    """
+    check_run_dir(run_dir, resume)
+    if resume and not has_checkpoint(run_dir / DB_NAME):
+        report(f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
+               "(its partial rows and files are cleared)")
+        for name in RUN_OUTPUTS:
+            path = run_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        resume = False
     run_dir.mkdir(parents=True, exist_ok=True)
-    return db_path
+    return resume
 
 
 @asynccontextmanager
@@ -134,7 +172,8 @@ async def open_run(
     config_text = config_to_toml(cfg)
     if engine is None:
         preflight(cfg)
-    db_path = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume)
+    resume = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
+    db_path = run_dir / DB_NAME
 
     report("probing the sandbox ...")
     pool = await SandboxPool.start(cfg.sandbox)
@@ -151,6 +190,8 @@ async def open_run(
             if learner is None:
                 learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
+        if not resume:  # before the database: a folder with a database always has its config
+            await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
         store = await Store.open(db_path)
         try:
             committed: set[int] = set()
@@ -173,7 +214,6 @@ async def open_run(
             if resume:
                 await _restore(pipeline, store, run_dir, config_text, force, report, committed)
             else:
-                await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
                 await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
                 for seed_env in seeds:
                     await store.record_environment(
@@ -193,11 +233,15 @@ async def open_run(
 
 async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text: str, force: bool,
                    report: Callable[[str], None], committed: set[int]) -> None:
-    await store.resume_run()
+    await store.resume_run(mark_running=False)
     latest = await store.latest_checkpoint()
-    if latest is None:
-        raise RunError(f"{run_dir} has no complete checkpoint yet; start the run again without --resume")
+    if latest is None:  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
+        raise RunError(f"{run_dir} has no complete checkpoint; start the run again with --resume to begin at step 1")
     step, path = latest
+    if step + 1 >= pipeline.cfg.run.max_steps:  # nothing left: report it, and a finished run stays finished
+        pipeline.start_step = step + 1
+        await store.set_run_status("finished")
+        return
     state = await anyio.to_thread.run_sync(read_checkpoint, Path(path))
     if state["config_hash"] != config_hash(config_text):
         if not force:
@@ -214,6 +258,7 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
         await store.restore_environment_stats(state["snapshot"]["env_stats"])
     pipeline.start_step = step + 1
     committed.add(step)
+    await store.set_run_status("running")
     await store.record_event(step, "resume", f"resumed at step {step + 2} from the checkpoint after step {step + 1}")
     report(f"resuming at step {step + 2} (checkpoint {Path(path).name}, adapter v{pipeline.engine.adapter_version})")
 

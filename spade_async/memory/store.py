@@ -303,14 +303,16 @@ class Store:
         self.run_id = int(run_id)
         return self.run_id
 
-    async def resume_run(self) -> int | None:
-        """Make the latest run current again (status back to 'running'); None if there is none."""
+    async def resume_run(self, *, mark_running: bool = True) -> int | None:
+        """Make the latest run current again (status back to 'running' unless ``mark_running``
+        is False); None if there is none."""
         async with self._tx() as conn:
             row = await (await conn.execute("SELECT MAX(id) FROM runs")).fetchone()
             if row is None or row[0] is None:
                 return None
             run_id = int(row[0])
-            await conn.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
+            if mark_running:
+                await conn.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
         self.run_id = run_id
         return run_id
 

@@ -175,3 +175,75 @@ def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Pat
     resumed = spade(run_dir, pool, model, resume=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert query(run_dir / "run.sqlite", "SELECT count(*) FROM steps") == [(4,)]
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over_in_the_same_folder(setup: tuple[Path, Path, Path]) -> None:
+    root, pool, model = setup
+    run_dir = root / "first-step"
+    killed = spade(run_dir, pool, model, kill_at="generate:3")  # inside step 1, no checkpoint yet
+    assert killed.returncode == -9
+    again = spade(run_dir, pool, model)
+    assert again.returncode == 1
+    assert "already holds a run; --resume continues it" in again.stderr and "from step 1" in again.stderr
+    resumed = spade(run_dir, pool, model, resume=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "no complete checkpoint yet: starting the run again from step 1 in the same folder" in resumed.stdout
+    db = run_dir / "run.sqlite"
+    assert query(db, "SELECT step FROM steps ORDER BY step") == [(0,), (1,), (2,), (3,)]
+    assert query(db, EPISODES) == query(root / "reference" / "run.sqlite", EPISODES)
+    assert query(db, "SELECT count(*), max(status) FROM runs") == [(1, "finished")]
+
+
+def test_resuming_a_finished_run_has_nothing_to_do_and_stays_finished(setup: tuple[Path, Path, Path]) -> None:
+    root, pool, model = setup
+    db = root / "reference" / "run.sqlite"
+    events_before = query(db, "SELECT count(*) FROM events")
+    again = spade(root / "reference", pool, model, resume=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "nothing to do" in again.stdout
+    assert query(db, "SELECT status FROM runs") == [("finished",)]
+    assert query(db, "SELECT count(*) FROM events") == events_before
+
+
+def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(setup: tuple[Path, Path, Path]) -> None:
+    """kill -9 from outside at random moments (the first step included), resume each time."""
+    import random
+    import signal
+
+    root, pool, model = setup
+    run_dir = root / "random-kills"
+    rng = random.Random(int(os.environ.get("SPADE_KILL_SEED", "20261130")))
+    cmd = [sys.executable, "-m", "spade_async.cli", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+           *overrides(run_dir, pool, model)]
+    env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
+    kills = 0
+    for _attempt in range(6):
+        started = (run_dir / "config.toml").exists()  # killed before that: nothing to resume, start it
+        proc = subprocess.Popen([*cmd, *(["--resume"] if started else [])], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        # Random moments over the whole life of a process: start-up, the first step, later steps.
+        try:
+            _, err = proc.communicate(timeout=rng.uniform(2.0, 25.0))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+            kills += 1
+            db = run_dir / "run.sqlite"
+            if db.exists():
+                assert query(db, "PRAGMA integrity_check") == [("ok",)]
+            continue
+        assert proc.returncode == 0, err[-2000:]
+        break
+    else:  # past the kill budget: let it finish
+        final = spade(run_dir, pool, model, resume=True)
+        assert final.returncode == 0, final.stderr[-2000:]
+    assert kills >= 1, "the random delays never hit the run; lower them"
+    db = run_dir / "run.sqlite"
+    reference = root / "reference" / "run.sqlite"
+    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    assert query(db, "SELECT step FROM steps ORDER BY step") == [(0,), (1,), (2,), (3,)]  # every step once
+    assert query(db, EPISODES) == query(reference, EPISODES)  # no duplicate or missing episode
+    versions = [v for (v,) in query(db, "SELECT adapter_version FROM steps ORDER BY step")]
+    assert versions == [v for (v,) in query(reference, "SELECT adapter_version FROM steps ORDER BY step")]
+    assert all(b - a in (0, 1) for a, b in itertools.pairwise(versions))  # continuous
+    assert query(db, "SELECT status FROM runs") == [("finished",)]
