@@ -12,10 +12,10 @@ holding one line per problem, which the CLI prints and exits with status 2.
 from __future__ import annotations
 
 import difflib
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SKILLS: tuple[str, ...] = (

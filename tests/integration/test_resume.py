@@ -6,9 +6,10 @@ uninterrupted run; a changed config is refused without --force; checkpoints are 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import signal
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -17,7 +18,7 @@ import pytest
 from spade_async import failpoints
 from spade_async.config import Config
 from spade_async.failpoints import InjectedFailure
-from spade_async.launch import RunError, open_run
+from spade_async.launch import RunError, innermost, open_run
 from spade_async.testing import BROKEN_ENV, COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import heads_if_hinted, make_config, rows
 
@@ -63,7 +64,7 @@ async def test_spade_resume_with_pending_designs_equals_the_uninterrupted_run(tm
     with pytest.raises(BaseException) as raised:
         async with open_run(cfg, engine=engine(), learner=ScriptedLearner(), report=lambda s: None) as p:
             await p.run(sync=True)
-    assert raised.group_contains(InjectedFailure) if isinstance(raised.value, BaseExceptionGroup) else isinstance(raised.value, InjectedFailure)
+    assert isinstance(innermost(raised.value), InjectedFailure)
     monkeypatch.delenv("SPADE_ASYNC_RAISE_AT")
     db = tmp_path / "b" / "run" / "run.sqlite"
     assert rows(db, "SELECT max(step) FROM checkpoints") == [(1,)]
@@ -87,7 +88,7 @@ async def test_changed_config_is_refused_unless_forced(tmp_path: Path) -> None:
     changed = cfg.model_copy(deep=True)
     changed.selfplay.plays = 3
     changed.run.max_steps = 4
-    with pytest.raises(RunError, match="config differs .* pass --force"):
+    with pytest.raises(RunError, match=r"config differs .* pass --force"):
         async with open_run(changed, resume=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None):
             pass
     async with open_run(changed, resume=True, force=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as p:
@@ -122,6 +123,14 @@ async def test_resume_of_a_finished_run_changes_nothing(tmp_path: Path) -> None:
     assert rows(db, "SELECT status FROM runs") == [("finished",)] and rows(db, "SELECT count(*) FROM events") == events
 
 
+async def wait_for(condition: Callable[[], bool]) -> None:
+    """Poll ``condition`` (no deadline: pytest's own timeout, if any, bounds the test)."""
+    for _ in itertools.count():
+        if condition():
+            return
+        await anyio.sleep(0.01)
+
+
 async def _run_and_signal(tmp_path: Path, signals: list[signal.Signals]) -> tuple[int, Path]:
     """Start a long run, send ``signals`` to this process once step 1 is trained; return steps done."""
     cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=0)
@@ -137,11 +146,9 @@ async def _run_and_signal(tmp_path: Path, signals: list[signal.Signals]) -> tupl
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(drive)
-            while not learner.batches:  # the signal receiver is installed before step 1 starts
-                await anyio.sleep(0.01)
+            await wait_for(lambda: bool(learner.batches))  # the signal receiver is installed by now
             calls = slow.calls
-            while slow.calls == calls:  # step 2's generation has started
-                await anyio.sleep(0.01)
+            await wait_for(lambda: slow.calls > calls)  # step 2's generation has started
             for sig in signals:
                 os.kill(os.getpid(), sig)
                 await anyio.sleep(0.05)
