@@ -50,6 +50,9 @@ from spade_async.selfplay.generation import EnvGenerator
 
 Reporter = Callable[[str], None]
 
+HEARTBEAT_EVERY_S = 10.0
+"""How often a running pipeline stamps ``runs.heartbeat_at`` (the TUI flags a stale one)."""
+
 
 
 @dataclass
@@ -311,6 +314,7 @@ class Pipeline:
         overlap = not sync and lead >= 1
         async with anyio.create_task_group() as root:
             root.start_soon(self._watch_signals, root.cancel_scope)
+            root.start_soon(self._heartbeat)
             if overlap:
                 send, receive = anyio.create_memory_object_stream[Batch](lead - 1)
 
@@ -347,6 +351,13 @@ class Pipeline:
                 await self.checkpointer(self._unsaved.step, snapshot)
                 self._unsaved = None
         return done
+
+    async def _heartbeat(self) -> None:
+        """Tell watchers this process still owns the run (see ``Store.heartbeat``)."""
+        while True:
+            if self.store.run_id is not None:
+                await self.store.heartbeat()
+            await anyio.sleep(HEARTBEAT_EVERY_S)
 
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         """Ctrl-C / SIGTERM: stop after the step in flight (its checkpoint is written)."""

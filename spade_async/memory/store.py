@@ -22,6 +22,8 @@ Why this shape:
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -288,14 +290,17 @@ class Store:
         config_hash = hashlib.sha256(config_toml.encode("utf-8")).hexdigest()
         async with self._tx() as conn:
             cur = await conn.execute(
-                "INSERT INTO runs (name, config_toml, config_hash, created_at, status, isolation) "
-                "VALUES (?, ?, ?, ?, 'running', ?)",
+                "INSERT INTO runs (name, config_toml, config_hash, created_at, status, isolation, "
+                "owner_pid, owner_host, heartbeat_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
                 (
                     name,
                     config_toml,
                     config_hash,
                     time.time(),
                     None if isolation is None else _dumps(isolation),
+                    os.getpid(),
+                    socket.gethostname(),
+                    time.time(),
                 ),
             )
             run_id = cur.lastrowid
@@ -312,7 +317,10 @@ class Store:
                 return None
             run_id = int(row[0])
             if mark_running:
-                await conn.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
+                await conn.execute(
+                    "UPDATE runs SET status = 'running', owner_pid = ?, owner_host = ?, heartbeat_at = ? WHERE id = ?",
+                    (os.getpid(), socket.gethostname(), time.time(), run_id),
+                )
         self.run_id = run_id
         return run_id
 
@@ -321,7 +329,19 @@ class Store:
             raise ValueError(f"run status {status!r} not one of {RUN_STATUSES}")
         run_id = self._need_run()
         async with self._tx() as conn:
-            await conn.execute("UPDATE runs SET status = ? WHERE id = ?", (status, run_id))
+            if status == "running":  # this process owns the run from now on
+                await conn.execute(
+                    "UPDATE runs SET status = ?, owner_pid = ?, owner_host = ?, heartbeat_at = ? WHERE id = ?",
+                    (status, os.getpid(), socket.gethostname(), time.time(), run_id),
+                )
+            else:
+                await conn.execute("UPDATE runs SET status = ? WHERE id = ?", (status, run_id))
+
+    async def heartbeat(self) -> None:
+        """Record that the owner of the current run is alive (watchers flag a stale heartbeat)."""
+        run_id = self._need_run()
+        async with self._tx() as conn:
+            await conn.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (time.time(), run_id))
 
     async def run(self, run_id: int | None = None) -> RunRecord | None:
         """The given run (default: the current one)."""

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -72,10 +73,14 @@ def setup(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> tup
     pool.mkdir()
     (pool / "lottery.py").write_text(LOTTERY)
     reference = root / "reference"
+    started = time.monotonic()
     done = spade(reference, pool, tiny_model_dir)
     assert done.returncode == 0, done.stderr[-2000:]
+    REFERENCE_WALL_S.append(time.monotonic() - started)  # to place random kills inside a run
     return root, pool, tiny_model_dir
 
+
+REFERENCE_WALL_S: list[float] = []
 
 EPISODES = "SELECT step, env_id, hinted, outcome FROM episodes ORDER BY step, env_id, hinted, outcome"
 
@@ -221,9 +226,10 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
         started = (run_dir / "config.toml").exists()  # killed before that: nothing to resume, start it
         proc = subprocess.Popen([*cmd, *(["--resume"] if started else [])], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        # Random moments over the whole life of a process: start-up, the first step, later steps.
+        # Random moments over the whole life of a process (start-up, the first step, later
+        # steps), scaled by how long the uninterrupted run took on this machine, now.
         try:
-            _, err = proc.communicate(timeout=rng.uniform(2.0, 25.0))
+            _, err = proc.communicate(timeout=rng.uniform(0.1, 0.9) * REFERENCE_WALL_S[0])
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
@@ -235,7 +241,7 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
         assert proc.returncode == 0, err[-2000:]
         break
     else:  # past the kill budget: let it finish
-        final = spade(run_dir, pool, model, resume=True)
+        final = spade(run_dir, pool, model, resume=(run_dir / "config.toml").exists())
         assert final.returncode == 0, final.stderr[-2000:]
     assert kills >= 1, "the random delays never hit the run; lower them"
     db = run_dir / "run.sqlite"
