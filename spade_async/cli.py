@@ -2,8 +2,9 @@
 
 Why a thin layer: every command parses its input, turns any expected failure (bad config,
 bad environment file, missing run) into one clear line and an exit status, and hands off
-to the library. A traceback reaching the user is a bug; ``main`` catches the known error
-types and prints them as messages.
+to the library. A traceback reaching the user is a bug. Each command catches its own known
+errors: config errors here (exit 2), run errors in ``launch.launch_run`` (and the TUI's
+``tui.run``), which also write an unexpected error's traceback to ``run_dir/error.log``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import click
 
 from spade_async import __version__
+from spade_async.commands.config_doc import config_doc, toml_with_docs
 from spade_async.commands.env_cmd import env
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 
@@ -89,10 +91,11 @@ def config() -> None:
 @config.command("show")
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a value before showing.")
-def config_show(config_path: str, overrides: tuple[str, ...]) -> None:
+@click.option("--doc", "with_doc", is_flag=True, help="Precede each value with its description (a TOML comment).")
+def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool) -> None:
     """Print CONFIG fully resolved (defaults filled in) as TOML."""
     cfg = _load_or_exit(config_path, overrides)
-    click.echo(config_to_toml(cfg), nl=False)
+    click.echo(toml_with_docs(cfg) if with_doc else config_to_toml(cfg), nl=False)
 
 
 @cli.command()
@@ -108,6 +111,7 @@ def tui(run_dir: str) -> None:
 
 
 cli.add_command(env)
+config.add_command(config_doc)
 
 
 def main() -> None:

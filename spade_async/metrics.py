@@ -29,7 +29,7 @@ def win_rate_band(
     """Which side of the designer's target band a hint-free win rate ``w`` falls on.
 
     ``in_band`` is exactly where the plateau term of the designer reward is positive,
-    ``low - ramp < w < high + ramp`` (with DESIGN's defaults, 0.15 < w < 0.85): the
+    ``low - ramp < w < high + ramp`` (with the default band, 0.15 < w < 0.85): the
     designer earns difficulty credit there. ``too_hard`` is at or below ``low - ramp``,
     ``too_easy`` at or above ``high + ramp``. An environment that failed validation, or
     has no win rate yet (``None`` / NaN), is ``invalid``.

@@ -1,11 +1,13 @@
 """The self-play pipeline: produce rollouts, consume them with the learner, overlapped.
 
-Why two stages and a zero-buffer stream: generation (designer + agent plays, through the
+Why two stages and a bounded stream: generation (designer + agent plays, through the
 engine and the sandbox) and learning (a GRPO step in a worker thread) use different
 resources. The producer builds step ``s + 1`` with adapter ``v`` while the consumer trains
-on step ``s``; the rendezvous stream bounds that lead to exactly one step, so agent samples
-are at most one version stale, and no queue can grow. ``sync=True`` runs the same two
-stages strictly one after the other, for comparison and debugging.
+on step ``s``. The stream between them holds ``lead - 1`` batches, ``lead`` defaulting to
+``selfplay.max_off_policy_steps`` (2): with one batch being trained and ``lead - 1``
+waiting, the producer is at most ``lead`` steps ahead, so agent samples stay inside the
+staleness bound and no queue can grow. ``sync=True`` runs the same two stages strictly one
+after the other, for comparison and debugging.
 
 Staleness: agent samples older than ``max_off_policy_steps`` versions are dropped and
 counted. Designer samples are *meant* to be late (scored k steps after they were written)

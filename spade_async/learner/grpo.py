@@ -22,7 +22,7 @@ Choices (and where they deviate from a textbook GRPO):
   * default (``logp_proximal=None``): the current parameters, detached, i.e. the policy at
     the start of this optimizer step (all micro-batches of a step share parameters). Then
     ``r == 1`` in value, the gradient is ``w * A * grad log pi`` (the truncated-IS policy
-    gradient) and ``w = min(pi_now / pi_behaviour, tis_cap)`` exactly as in DESIGN §1.
+    gradient) and ``w = min(pi_now / pi_behaviour, tis_cap)`` exactly as in docs/rewards.md.
     For later PPO epochs the trainer passes the epoch-0 logprobs as ``logp_proximal`` and
     the clip becomes active.
   * ``logp_proximal = logp_behaviour``: classic PPO against the behaviour policy; then

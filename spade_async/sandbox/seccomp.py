@@ -4,7 +4,7 @@ Why a deny-list with ERRNO (not KILL): env code then gets an ordinary Python ``O
 the episode's failure is reported with a reason, while everything Python itself needs keeps
 working. Why these syscalls: with socket creation, fork/exec, ptrace, namespaces, chmod/chown,
 rlimit raising and foreign signals denied, the child cannot reach the network, start a
-process that escapes ``killpg``, or change anything outside its own process (SANDBOX_NOTES.md).
+process that escapes ``killpg``, or change anything outside its own process (docs/sandbox.md).
 Deny-lists rot when the kernel grows (``fchmodat2`` bypassed one), so every syscall number
 above :data:`HIGHEST_REVIEWED` is answered ``ENOSYS``.
 

@@ -3,7 +3,7 @@
 Why a zygote: a cold interpreter costs ~300 ms, a fork of a warm one a few ms. It is started
 by exec (never forked from the trainer, which may hold CUDA state and secrets) with a scrubbed
 environment, pre-imports every module an env may use (after the uid drop the interpreter's own
-files may be unreadable, SANDBOX_NOTES.md pitfall 17), and never runs generated code itself:
+files may be unreadable, see docs/sandbox.md), and never runs generated code itself:
 it only forks, passes the child's socket and a pidfd to the controller, and reaps.
 
 Run as ``python -m spade_async.sandbox.zygote CONTROL_FD TRAINER_PID BASE_DIR``.
