@@ -274,7 +274,7 @@ class SandboxConfig(Section):
 class LogConfig(Section):
     every: int = Field(default=1, gt=0)
     """Print a console line every this many steps."""
-    backends: list[Literal["console", "jsonl"]] = Field(default_factory=lambda: ["console"])
+    backends: list[Literal["console", "jsonl"]] = Field(default_factory=lambda: ["console"])  # type: ignore[arg-type]
     """Where step metrics go besides the run's SQLite file (always written: the TUI and resume
     read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl."""
 
@@ -406,7 +406,7 @@ def validate_config(data: dict[str, Any]) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError([_format_error(e) for e in exc.errors()]) from None
+        raise ConfigError([_format_error(dict(e)) for e in exc.errors()]) from None
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:

@@ -69,7 +69,7 @@ def build_engine(cfg: Config, model_path: str) -> Any:
 
 
 def build_learner(cfg: Config, model_path: str) -> Any:
-    from spade_async.engine.hf import resolve_device
+    from spade_async.engine.device import resolve_device
     from spade_async.learner.trainer import Trainer
 
     return Trainer(
@@ -206,6 +206,7 @@ async def open_run(
                 committed.add(step)
                 prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
 
+            assert engine is not None  # built above unless injected
             pipeline = Pipeline(
                 cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
                 run_dir=run_dir, report=report, checkpointer=checkpointer,
@@ -248,9 +249,10 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
             raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
         await store.record_event(step, "info", "resumed with a changed config (--force)")
         await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
-    if pipeline.learner is not None and state["learner"] is not None:
-        pipeline.learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
-        await pipeline.engine.load_adapter(pipeline.learner.version, str(Path(path) / "adapter"))
+    learner: Any = pipeline.learner  # a checkpointable learner (Trainer): the Learner protocol plus state_dict
+    if learner is not None and state["learner"] is not None:
+        learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
+        await pipeline.engine.load_adapter(learner.version, str(Path(path) / "adapter"))
     pipeline.restore(state["snapshot"])
     set_rng_states(state["rng"])
     await store.truncate_after(step)
@@ -272,7 +274,7 @@ def share_cpu_threads(cfg: Config, sync: bool) -> None:
     """
     import torch
 
-    from spade_async.engine.hf import resolve_device
+    from spade_async.engine.device import resolve_device
 
     if resolve_device(cfg.run.device) == "cpu" and not sync:
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))

@@ -357,12 +357,12 @@ def _parse_transcript(text: str) -> list[Turn]:
         if not isinstance(item, dict):
             continue
         reward = item.get("reward")
-        ok = isinstance(reward, (int, float)) and not isinstance(reward, bool)
+        value = float(reward) if isinstance(reward, (int, float)) and not isinstance(reward, bool) else math.nan
         turns.append(
             Turn(
                 role=str(item.get("role", "?")),
                 text=str(item.get("text", "")),
-                reward=float(reward) if ok and math.isfinite(reward) else None,
+                reward=value if math.isfinite(value) else None,
             )
         )
     return turns

@@ -24,6 +24,7 @@ import anyio
 import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest
+from spade_async.engine.device import resolve_device, resolve_dtype
 from spade_async.engine.prefix_cache import PrefixCache, assemble
 
 
@@ -31,22 +32,6 @@ from spade_async.engine.prefix_cache import PrefixCache, assemble
 class _Slot:
     request: GenerationRequest
     result: Completion | None = None
-
-
-def resolve_device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def resolve_dtype(dtype: str, device: str) -> Any:
-    import torch
-
-    if dtype == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return getattr(torch, dtype)
 
 
 class HFEngine:
@@ -69,9 +54,8 @@ class HFEngine:
 
         self.device = resolve_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_path))
-        self.model = AutoModelForCausalLM.from_pretrained(
-            str(model_path), dtype=resolve_dtype(dtype, self.device)
-        ).to(self.device)
+        model: Any = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=resolve_dtype(dtype, self.device))
+        self.model = model.to(self.device)
         self.model.eval()
         self.base_model = self.model
         # transformers 5 renamed `past_key_values` to `cache`; accept either.
@@ -190,7 +174,7 @@ class HFEngine:
                         continue
                     stops = requests[i].sampling.stop
                     if stops:
-                        texts[i] += self.tokenizer.decode([tok])
+                        texts[i] += str(self.tokenizer.decode([tok]))
                         if any(s in texts[i][-(len(s) + 32) :] for s in stops):
                             done[i], finish[i] = True, "stop"
                             continue

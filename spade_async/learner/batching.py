@@ -71,10 +71,10 @@ def build_micro_batches(
     designer_weight = sequence_weight(samples, max_seq_len)
     rows = []
     for s in samples:
-        ids, mask, logps = trim(s, max_seq_len)
-        if any(mask):
-            per_token = designer_weight / sum(mask) if s.role == "designer" else 1.0
-            rows.append((ids, mask, logps, s.advantage, s.temperature, per_token))
+        ids, row_mask, logps = trim(s, max_seq_len)
+        if any(row_mask):
+            per_token = designer_weight / sum(row_mask) if s.role == "designer" else 1.0
+            rows.append((ids, row_mask, logps, s.advantage, s.temperature, per_token))
     rows.sort(key=lambda r: len(r[0]), reverse=True)
     batches = []
     for start in range(0, len(rows), micro_batch):

@@ -512,7 +512,8 @@ class Store:
         self, *, env_id: str | None = None, step: int | None = None
     ) -> list[EpisodeRecord]:
         """Episodes of the current run (all runs if none), optionally of one env and/or step."""
-        where, params = ["1"], []
+        where: list[str] = ["1"]
+        params: list[Any] = []
         if self.run_id is not None:
             where.append("run_id = ?")
             params.append(self.run_id)
@@ -566,7 +567,8 @@ class Store:
 
     async def events(self, kind: str | None = None) -> list[EventRecord]:
         """Events of the current run in order, optionally of one kind."""
-        sql, params = "SELECT * FROM events WHERE run_id = ?", [self._need_run()]
+        sql = "SELECT * FROM events WHERE run_id = ?"
+        params: list[Any] = [self._need_run()]
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)

@@ -97,7 +97,7 @@ def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> dict[str, bool]:
         if not ok and name in spec.require:
             raise HardenError(name)
 
-    attempt("rlimits", lambda: _rlimits(spec) or True)
+    attempt("rlimits", lambda: _rlimits(spec) or True)  # type: ignore[func-returns-value]
     attempt("uid", lambda: _drop_uid(spec.uid))
     _set_pdeathsig(zygote_pid)
     if "landlock" in wanted:
@@ -110,5 +110,5 @@ def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> dict[str, bool]:
         layers.update({"landlock": False, "landlock_net": False, "landlock_scope": False})
     if not layers["landlock"] and "landlock" in spec.require:
         raise HardenError("landlock")
-    attempt("seccomp", lambda: seccomp.apply_filter(os.getpid()) or True)
+    attempt("seccomp", lambda: seccomp.apply_filter(os.getpid()) or True)  # type: ignore[func-returns-value]
     return layers

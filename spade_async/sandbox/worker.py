@@ -247,7 +247,7 @@ def serve(sock: socket.socket, spec: ChildSpec, layers: dict[str, bool]) -> None
     readline = sock.makefile("rb", buffering=1 << 16).readline
     send = sock.sendall
     output = CappedOutput(spec.output_cap)
-    sys.stdout = sys.stderr = output  # type: ignore[assignment]
+    sys.stdout = sys.stderr = output
     session = Session(spec, layers, output)
     while True:
         line = readline(MAX_REQUEST_BYTES)

@@ -26,7 +26,7 @@ from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EnvRecord, env_id_for
-from spade_async.memory.retrieval import pick_parent, select_examples
+from spade_async.memory.retrieval import pick_parent, prune_memory, select_examples
 from spade_async.memory.store import Store
 from spade_async.metrics import vendi_score
 from spade_async.samples import TrainSample
@@ -35,6 +35,9 @@ from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.prompts import pick_mutation
+
+MEMORY_SCAN = 8
+"""How many times ``memory.size`` newest environments ``prune_memory`` chooses from."""
 
 
 def duplicate_keepers(designs: list[Design]) -> dict[str, int]:
@@ -130,6 +133,12 @@ class EnvGenerator:
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
 
+    async def _memory(self, *, played_only: bool) -> list[EnvRecord]:
+        """The designer's memory: at most ``memory.size`` environments, every skill's newest kept
+        (``prune_memory``: plain recency would let the last few skills push the others out)."""
+        recent = await self.store.memory_candidates(self.sp.domain, MEMORY_SCAN * self.cfg.memory.size, played_only=played_only)
+        return prune_memory(recent, self.cfg.memory.size)
+
     async def _diversity(self) -> dict[str, float]:
         """Vendi score of the live environments' code (1 = all alike, n = all different)."""
         if self.embedder is None or not self.curriculum.live:
@@ -140,8 +149,8 @@ class EnvGenerator:
 
     async def _run_designs(self, step: int) -> list[Design]:
         skills = self.curriculum.next_skills()
-        candidates = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size)
-        parents = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        candidates = await self._memory(played_only=True)
+        parents = await self._memory(played_only=False)
         jobs: list[DesignJob] = []
         for i in range(self.sp.envs_per_step):
             skill = skills[i % len(skills)]
@@ -213,7 +222,7 @@ class EnvGenerator:
         if missing <= 0:
             return
         live_ids = {e.env_id for e in self.curriculum.live}
-        memory = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        memory = await self._memory(played_only=False)
         pool = [c for c in memory if c.id not in live_ids and c.hint]
         for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
