@@ -167,7 +167,6 @@ def _env_from_row(row: sqlite3.Row) -> EnvRecord:
         designer_reward=row["designer_reward"],
         n_plays=row["n_plays"],
         parent_id=row["parent_id"],
-        embedding=row["embedding"],
         updated_step=row["updated_step"],
         run_id=row["run_id"],
     )
@@ -366,7 +365,7 @@ class Store:
         """Insert the environment, or update the mutable fields of the row with the same code.
 
         On a repeat, immutable fields (created_step, skill, doc, origin, parent) keep their first
-        values; valid/reasons/status take the new ones; hint, stats and embedding take the new
+        values; valid/reasons/status take the new ones; hint and stats take the new
         ones unless they are None; n_plays never goes down.
         """
         if env.origin not in ENV_ORIGINS:
@@ -380,8 +379,8 @@ class Store:
                 INSERT INTO environments (
                     id, run_id, created_step, skill, domain, origin, parent_id, code, hint,
                     doc_title, doc_text, valid, reasons, status, win_rate, hint_win_rate, regret,
-                    designer_reward, n_plays, updated_step, embedding)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    designer_reward, n_plays, updated_step)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET
                     hint = COALESCE(excluded.hint, hint),
                     valid = excluded.valid,
@@ -392,8 +391,7 @@ class Store:
                     regret = COALESCE(excluded.regret, regret),
                     designer_reward = COALESCE(excluded.designer_reward, designer_reward),
                     n_plays = MAX(excluded.n_plays, n_plays),
-                    updated_step = COALESCE(excluded.updated_step, updated_step),
-                    embedding = COALESCE(excluded.embedding, embedding)
+                    updated_step = COALESCE(excluded.updated_step, updated_step)
                 """,
                 (
                     env_id,
@@ -416,7 +414,6 @@ class Store:
                     env.designer_reward,
                     env.n_plays,
                     env.updated_step,
-                    env.embedding,
                 ),
             )
         return env_id

@@ -168,7 +168,6 @@ async def test_environment_round_trip(store: Store) -> None:
         designer_reward=-0.5,
         n_plays=16,
         parent_id="p" * 64,
-        embedding=b"\x00\x00\x80?" * 4,
     )
     env_id = await store.record_environment(rec)
     got = await store.environment(env_id)
