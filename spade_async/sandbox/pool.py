@@ -365,8 +365,8 @@ class SandboxPool:
         env = await self._spawn(warm=0)
         try:
             reply = await env.probe(self.canary)
-        except SandboxError:
-            return IsolationReport(layers=dict.fromkeys(ALL_LAYERS, False))
+        except SandboxError as exc:
+            return IsolationReport(layers=dict.fromkeys(ALL_LAYERS, False), notes={"process": str(exc)})
         finally:
             await env.aclose()
         own_netns = os.readlink("/proc/self/ns/net")
