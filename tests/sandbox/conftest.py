@@ -48,7 +48,7 @@ def unsandboxed(name: str, action: str) -> str:
     with tempfile.TemporaryDirectory() as workdir:
         done = subprocess.run([sys.executable, "-c", _HARNESS, str(HOSTILE / f"{name}.py"), action],
                               capture_output=True, text=True, timeout=30, cwd=workdir)
-    return json.loads(done.stdout) if done.stdout.strip() else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
 
 
 REPO = Path(__file__).resolve().parents[2]
