@@ -112,7 +112,7 @@ def env() -> None:
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Config file whose [sandbox] limits apply.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def check(file: Path, seed: int, actions: str, max_turns: int | None, config_path: str | None, as_json: bool) -> None:
+def check(file: Path, seed: int, actions: str, max_turns: int, config_path: str | None, as_json: bool) -> None:
     """Validate FILE in the sandbox; exit 0 if admitted, 1 if rejected."""
     cfg = _config(config_path)
     source = _read_source(file)

@@ -48,7 +48,7 @@ def _hygiene(keep_fd: int, workdir: str) -> None:
     os.chdir(workdir)
 
 
-def _rlimits(spec: ChildSpec) -> None:
+def _rlimits(spec: ChildSpec) -> bool:
     mib = 1 << 20
     limits = {
         resource.RLIMIT_AS: spec.memory_mib * mib,
@@ -61,6 +61,7 @@ def _rlimits(spec: ChildSpec) -> None:
     for kind, value in limits.items():
         hard = value + 1 if kind == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
         resource.setrlimit(kind, (value, hard))
+    return True
 
 
 IOPRIO_WHO_PROCESS = 1
@@ -114,7 +115,7 @@ def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> tuple[dict[str, bo
         if not ok and name in spec.require:
             raise HardenError(name)
 
-    attempt("rlimits", lambda: _rlimits(spec) or True)
+    attempt("rlimits", lambda: _rlimits(spec))
     attempt("priority", _lowest_priority)
     attempt("uid", lambda: _drop_uid(spec.uid))
     _set_pdeathsig(zygote_pid)
@@ -129,5 +130,5 @@ def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> tuple[dict[str, bo
         layers.update({"landlock": False, "landlock_net": False, "landlock_scope": False})
     if not layers["landlock"] and "landlock" in spec.require:
         raise HardenError("landlock")
-    attempt("seccomp", lambda: seccomp.apply_filter(os.getpid()) or True)
+    attempt("seccomp", lambda: seccomp.apply_filter(os.getpid()))
     return layers, notes

@@ -32,6 +32,7 @@ import msgspec
 
 from spade_async.config import SandboxConfig
 from spade_async.sandbox.channel import ChannelClosed, LineChannel, ReplyTooLarge
+from spade_async.sandbox.cleanup import remove_tree
 from spade_async.sandbox.errors import (
     EnvCrashed,
     EnvProtocolError,
@@ -39,10 +40,16 @@ from spade_async.sandbox.errors import (
     IsolationTooLow,
     SandboxError,
 )
-from spade_async.sandbox.cleanup import remove_tree
 from spade_async.sandbox.forkserver import ForkServer, Spawned
 from spade_async.sandbox.isolation import ALL_LAYERS, IsolationReport, from_probe
-from spade_async.sandbox.protocol import ChildSpec, Reply, Request, ZygoteRequest, decode_reply, encode
+from spade_async.sandbox.protocol import (
+    ChildSpec,
+    Reply,
+    Request,
+    ZygoteRequest,
+    decode_reply,
+    encode,
+)
 
 __all__ = [
     "EnvCrashed", "EnvProtocolError", "EnvTimeout", "IsolationReport", "IsolationTooLow",

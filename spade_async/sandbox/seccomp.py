@@ -34,7 +34,7 @@ import os
 import platform
 import struct
 
-import pyseccomp as sc
+import pyseccomp as sc  # type: ignore[import-untyped]
 
 HIGHEST_REVIEWED = 462
 """Highest syscall number whose meaning was reviewed for this list (Linux 6.10: ``mseal``)."""
@@ -127,7 +127,7 @@ def syscall_number(name: str) -> int:
         return X86_64[name]
     try:
         number = int(sc.resolve_syscall(sc.Arch.NATIVE, name))
-    except Exception as exc:  # noqa: BLE001 - any failure means the rule cannot be installed
+    except Exception as exc:
         raise SeccompRuleError(f"libseccomp cannot resolve syscall {name!r} on {platform.machine()}: {exc}") from None
     if number < 0:
         raise SeccompRuleError(f"syscall {name!r} is unknown to libseccomp on {platform.machine()}")
@@ -139,7 +139,7 @@ def _add(flt: sc.SyscallFilter, action: int, name: str | int, *args: sc.Arg) -> 
     number = name if isinstance(name, int) else syscall_number(name)
     try:
         flt.add_rule(action, number, *args)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise SeccompRuleError(f"seccomp rule for {name!r} (#{number}) could not be installed: {exc}") from None
 
 
@@ -218,7 +218,7 @@ def patched(template: bytes, own_pid: int) -> bytes:
     return bytes(program)
 
 
-def apply_filter(own_pid: int) -> None:
+def apply_filter(own_pid: int) -> bool:
     """Load the filter into the calling (single-threaded) process; raises ``OSError`` on failure."""
     if _error:
         raise SeccompRuleError(_error)
@@ -230,3 +230,4 @@ def apply_filter(own_pid: int) -> None:
             libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"seccomp filter: {os.strerror(err)}")
+    return True

@@ -3,7 +3,7 @@ levels deep, a workdir tree too deep for recursive deletion, a workdir too big t
 a timeout, and a fork-server that stops answering. Each ends only its own env; the same pool
 then serves a benign env; the next ``env check`` with the same TMPDIR works."""
 
-# ruff: noqa: ASYNC220, ASYNC221, ASYNC230, ASYNC240, ASYNC251 - tests drive victims and files directly
+# ruff: noqa: ASYNC220, ASYNC240 - tests drive victims and files directly
 
 from __future__ import annotations
 
@@ -25,7 +25,15 @@ from spade_async.sandbox.errors import EnvProtocolError, SandboxError
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.protocol import decode_reply
 from spade_async.sandbox.validate import validate_source
-from tests.sandbox.conftest import HOSTILE, alive, assert_serves, benign, env_check_works, hostile, shm_tmpdir
+from tests.sandbox.conftest import (
+    HOSTILE,
+    alive,
+    assert_serves,
+    benign,
+    env_check_works,
+    hostile,
+    shm_tmpdir,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,7 @@
 with seccomp alone is refused with a message naming the missing layer and the explicit
 config line that lowers the minimum; lowering it is honoured (and shows what it gives up)."""
 
-# ruff: noqa: ASYNC220, ASYNC230, ASYNC240 - tests plant a small local file
+
 
 from __future__ import annotations
 
