@@ -454,7 +454,8 @@ class SandboxPool:
         return env
 
     async def inspect(self, source: str) -> dict[str, Any]:
-        """Static facts about ``source`` (imports, classes, syntax) from a child that only parses it.
+        """Static facts about ``source`` (imports, classes, syntax, module-level UPPER_CASE strings such as
+        ``HINT``) from a child that only parses it.
 
         The child never compiles or runs the source, so a candidate cannot forge these facts.
         """

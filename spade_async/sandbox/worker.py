@@ -142,7 +142,11 @@ def inspect_source(source: str) -> dict[str, Any]:
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC_IMPORT_NAMES:
             dynamic.add(node.attr)
     classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
-    return {"imports": imported_roots(tree), "dynamic": sorted(dynamic), "classes": classes}
+    strings = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+               for target in node.targets if isinstance(target, ast.Name)}
+    return {"imports": imported_roots(tree), "dynamic": sorted(dynamic), "classes": classes,
+            "strings": {k: v[:4000] for k, v in strings.items() if k.isupper()}}
 
 
 def find_env_class(module: types.ModuleType) -> type:

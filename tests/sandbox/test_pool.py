@@ -35,8 +35,8 @@ async def test_inspect_reports_static_facts_without_running(pool: SandboxPool) -
     assert set(facts["imports"]) == {"random", "dataclasses"} and "GridWalk" in facts["classes"]
     assert facts["dynamic"] == []
     # a source that would exit at import time is only parsed: the facts still come back
-    facts = await pool.inspect("import os\nos._exit(3)\nclass E:\n    pass\n")
-    assert facts["imports"] == ["os"] and facts["classes"] == ["E"]
+    facts = await pool.inspect("import os\nos._exit(3)\nHINT = 'go left'\nclass E:\n    pass\n")
+    assert facts["imports"] == ["os"] and facts["classes"] == ["E"] and facts["strings"] == {"HINT": "go left"}
     assert "SyntaxError at line 1" in (await pool.inspect("def f(:\n"))["syntax_error"]
 
 
