@@ -148,6 +148,10 @@ def build_filter(own_pid: int) -> sc.SyscallFilter:
     eperm = sc.ERRNO(errno.EPERM)
     enosys = sc.ERRNO(errno.ENOSYS)
     flt = sc.SyscallFilter(defaction=sc.ALLOW)
+    try:  # a binary search over syscall numbers instead of a linear scan: cheaper on every syscall
+        flt.set_attr(sc.Attr.CTL_OPTIMIZE, 2)
+    except Exception:  # noqa: BLE001 - libseccomp < 2.5: the linear filter is equally correct
+        pass
     for name in DENIED:
         _add(flt, eperm, name)
     for name in NOT_SUPPORTED:
