@@ -259,7 +259,9 @@ class SandboxConfig(Section):
     without Landlock) is an explicit choice: env code may then read what the trainer's uid can.
     See docs/sandbox.md."""
     warm_children: int = Field(default=2, ge=0)
-    """Env children forked and hardened ahead of need, so opening an env skips the fork (0: off)."""
+    """Env children forked and hardened ahead of need, so opening an env skips the fork (0: off).
+    The pool holds this many ready and the fork-server as many again; idle, they do not count
+    against `max_children`."""
     disk_mib: int = Field(default=64, ge=1)
     """Bytes (MiB) each env may store in its workdir (a size-capped tmpfs where the host allows it)."""
     disk_inodes: int = Field(default=4096, ge=16)
