@@ -87,16 +87,18 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
 
-def _enter_namespaces(control_fd: int) -> bool:
-    """Become PID 1 of fresh namespaces (root only); False where the host does not allow it.
+def _enter_namespaces(control_fd: int) -> tuple[bool, bool]:
+    """Become PID 1 of fresh namespaces (root only): (entered, mounts are private). (False,
+    False) where the host does not allow it; tmpfs workdirs need private mounts, or they
+    would appear in the host's mount table.
 
     The process that called ``unshare`` stays outside as a plain parent: it waits for the
     namespace's init (us, after the fork) and exits with it; both die with their parent.
     """
     if os.geteuid() != 0:
-        return False
+        return False, False
     if _libc.unshare(CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) != 0:
-        return False
+        return False, False
     gone_r, gone_w = os.pipe()
     pid = os.fork()
     if pid:
@@ -110,10 +112,14 @@ def _enter_namespaces(control_fd: int) -> bool:
     os.close(gone_r)
     try:
         _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    except OSError as exc:
+        print(f"zygote: mounts are not private ({exc}); no tmpfs workdirs", file=sys.stderr)
+        return True, False
+    try:
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
     except OSError as exc:
-        print(f"zygote: namespaces without a private /proc: {exc}", file=sys.stderr)
-    return True
+        print(f"zygote: no private /proc: {exc}", file=sys.stderr)
+    return True, True
 
 
 def _janitor() -> tuple[int, int]:
@@ -156,12 +162,11 @@ class Warm:
 
 
 class Zygote:
-    def __init__(self, control: socket.socket, base: str, uid_base: int, namespaces: bool) -> None:
+    def __init__(self, control: socket.socket, base: str, uid_base: int, private_mounts: bool) -> None:
         self.control = control
         self.base = base
         self.uid_base = uid_base
-        self.namespaces = namespaces
-        self.tmpfs = namespaces  # a private mount namespace: one capped tmpfs per workdir
+        self.tmpfs = private_mounts  # a private mount namespace: one capped tmpfs per workdir
         self.children: dict[int, tuple[int, str]] = {}  # pid -> (uid slot, workdir)
         self.warm: list[Warm] = []
         self.warm_spec: ChildSpec | None = None
@@ -338,11 +343,11 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.update({"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
     _preload()
-    in_namespaces = namespaces and _enter_namespaces(control_fd)
+    in_namespaces, private_mounts = _enter_namespaces(control_fd) if namespaces else (False, False)
     if not in_namespaces:
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     control = socket.socket(fileno=control_fd)
-    zygote = Zygote(control, base, uid_base, in_namespaces)
+    zygote = Zygote(control, base, uid_base, private_mounts)
     gc.collect()
     gc.freeze()
     try:
