@@ -80,8 +80,12 @@ async def test_cpu_burned_between_calls_fails_the_env(budget_pool: SandboxPool) 
     await assert_serves(budget_pool)
 
 
-def test_workdirs_are_private_tmpfs_mounts() -> None:
-    """The zygote's mounts are invisible to the trainer (its own mount namespace)."""
-    with open("/proc/self/mounts") as handle:
-        assert "spade-sandbox-" not in handle.read()
-    assert os.path.isdir("/proc/self")
+async def test_workdirs_are_private_tmpfs_mounts(budget_pool: SandboxPool) -> None:
+    """The live (warm) children's tmpfs workdirs are invisible to the trainer's mount table."""
+    if not budget_pool.isolation.layers["disk_quota"]:
+        pytest.skip("no private mount namespace on this host")
+    async with await budget_pool.open(hostile("disk_fill")) as env:
+        assert os.path.isdir(env.workdir)
+        with open("/proc/self/mounts") as handle:
+            mounts = handle.read()
+        assert env.workdir not in mounts and "spade-sandbox-" not in mounts

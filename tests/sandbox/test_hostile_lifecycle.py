@@ -67,6 +67,17 @@ async def test_forged_deep_reply_ends_only_its_env(pool: SandboxPool) -> None:
     await assert_serves(pool)
 
 
+async def test_validator_never_raises(pool: SandboxPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(source: str) -> dict[str, object]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(pool, "inspect", broken)
+    result = await validate_source(pool, hostile("deep_info"), max_turns=4)
+    assert not result.admitted and result.checks["internal"] is False and "RecursionError" in result.reasons[0]
+    monkeypatch.undo()
+    await assert_serves(pool)
+
+
 # -- classes 2 and 3: workdir removal, reaping off the spawn path, fork-server restart --------------
 
 DEEP_CFG = SandboxConfig(call_timeout_s=20.0, spawn_timeout_s=2.0, memory_mib=512, max_children=4,
