@@ -3,7 +3,7 @@ or inode budget (a size-capped tmpfs), and a thread burning CPU between calls (a
 child's CPU clock; children run at nice 19). Positive controls show the attack succeeds where
 the budget does not apply."""
 
-# ruff: noqa: ASYNC230 - tests drive victims and files directly
+# ruff: noqa: ASYNC230, ASYNC240 - tests drive victims and files directly
 
 from __future__ import annotations
 
