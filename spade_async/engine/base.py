@@ -30,6 +30,20 @@ class Sampling:
         return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed)
 
 
+def stop_token_ids(tokenizer: Any, generation_config: Any = None) -> list[int]:
+    """Token ids that end a completion, the same in every engine: the tokenizer's EOS plus
+    every EOS id of the model's ``generation_config`` (vLLM stops at both; for Qwen that is
+    ``<|im_end|>`` and ``<|endoftext|>``)."""
+    ids: list[int] = []
+    candidates: list[Any] = [getattr(tokenizer, "eos_token_id", None)]
+    extra = getattr(generation_config, "eos_token_id", None) if generation_config is not None else None
+    candidates.extend(extra if isinstance(extra, (list, tuple)) else [extra])
+    for tok in candidates:
+        if tok is not None and int(tok) not in ids:
+            ids.append(int(tok))
+    return ids
+
+
 @dataclass(frozen=True)
 class GenerationRequest:
     """One prompt to complete. ``role`` tags the request for metrics (designer/agent/hint)."""

@@ -34,10 +34,11 @@ class _Slot:
 
 
 def resolve_device(device: str) -> str:
-    import torch
+    """``auto`` -> ``cuda`` when a GPU is visible (probed without initialising CUDA), else ``cpu``."""
+    from spade_async.gpu import cuda_device_count
 
     if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if cuda_device_count() > 0 else "cpu"
     return device
 
 
