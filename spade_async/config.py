@@ -52,6 +52,10 @@ class RunConfig(Section):
     """Write a resumable checkpoint every this many steps (and at the end of the run)."""
     keep_checkpoints: int = Field(default=3, gt=0)
     """How many complete checkpoints to keep on disk; older ones are deleted."""
+    keep_adapters: int = Field(default=3, ge=2)
+    """How many of the newest adapter versions to keep in run_dir/adapters (at least 2: the
+    engine may reload the previous one from disk); versions a kept checkpoint was taken at
+    are kept too."""
 
 
 class ModelConfig(Section):
@@ -84,6 +88,9 @@ class SamplingConfig(Section):
     """Most tokens generated per call."""
     stop: list[str] = Field(default_factory=list)
     """Strings that end a completion (kept in the output)."""
+    enable_thinking: bool | None = None
+    """Passed to the chat template as `enable_thinking` (Qwen3: false skips the <think> block);
+    unset: the template's own default. Templates without the switch ignore it."""
 
 
 class EngineConfig(Section):

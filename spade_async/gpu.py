@@ -46,11 +46,15 @@ def cuda_device_count() -> int:
     make_cuda_probes_fork_safe()
     import torch
 
-    if not torch.cuda.is_available():  # NVML-based now; False at once on a CPU-only torch
+    if not torch.backends.cuda.is_built():  # a CPU-only torch
         return 0
-    if torch.cuda.is_initialized():
+    if torch.cuda.is_initialized():  # already initialised by someone else: nothing left to protect
         return int(torch.cuda.device_count())
-    count = int(torch.cuda._device_count_nvml())
+    # Not torch.cuda.device_count(): when NVML fails it falls back to the CUDA runtime.
+    if torch.version.hip:
+        count = int(torch.cuda._device_count_amdsmi())
+    else:
+        count = int(torch.cuda._device_count_nvml())
     return count if count >= 0 else _count_in_subprocess()
 
 

@@ -37,6 +37,7 @@ from spade_async.memory.store import Store
 from spade_async.orchestrator import Pipeline
 from spade_async.placement import Placement, PlacementError, resolve_placement
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
+from spade_async.selfplay.designer import PromptTooLong
 
 DB_NAME = "run.sqlite"
 CONFIG_NAME = "config.toml"
@@ -113,7 +114,26 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
         raise RunError(str(exc)) from None
     if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         raise RunError("engine.backend = \"vllm\" needs the vllm extra: pip install -e '.[vllm]'")
+    raise_open_file_limit(cfg.sandbox.max_children)
     return placement
+
+
+def raise_open_file_limit(max_children: int) -> None:
+    """Lift this process's soft open-file limit to what ``max_children`` env children need
+    (a few descriptors each, plus the engine's and the store's); refuse when the hard limit
+    is too low."""
+    import resource
+
+    needed = 4 * max_children + 512
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise RunError(
+            f"sandbox.max_children = {max_children} needs about {needed} open files but this shell allows {hard}; "
+            f"raise it (ulimit -n {needed}) or lower sandbox.max_children"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:
@@ -267,7 +287,7 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
         return 0
 
 
-KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow)
+KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong)
 
 
 def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:

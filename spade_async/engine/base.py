@@ -23,11 +23,14 @@ class Sampling:
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    enable_thinking: bool | None = None
+    """Chat-template switch for the prompts of this role (None: the template's default)."""
 
     @classmethod
     def from_config(cls, section: Any, seed: int | None = None) -> Sampling:
         """From a ``config.SamplingConfig`` (duck-typed: the engine layer does not import config)."""
-        return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed)
+        return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed,
+                   getattr(section, "enable_thinking", None))
 
 
 def stop_token_ids(tokenizer: Any, generation_config: Any = None) -> list[int]:
@@ -92,11 +95,14 @@ class Engine(Protocol):
         """Detokenise, dropping special tokens."""
         ...
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """Render chat messages with the model's template (special tokens as text)."""
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None) -> str:
+        """Render chat messages with the model's template (special tokens as text);
+        ``enable_thinking`` goes to the template when not None."""
         ...
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    enable_thinking: bool | None = None) -> list[int]:
         """``encode(chat_text(...))``: the rendered chat as token ids."""
         ...
 

@@ -133,6 +133,8 @@ class VLLMEngine:
         except OSError:
             generation_config = None
         self.stop_ids = stop_token_ids(self.tokenizer, generation_config)
+        self.max_model_len = cfg.engine.max_model_len
+        """Longest prompt + completion vLLM accepts; callers fit prompts to it."""
         self.adapter_version = 0
         self._lora: Any = None
         self._ids = itertools.count()
