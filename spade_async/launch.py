@@ -73,6 +73,10 @@ def build_learner(cfg: Config, model_path: str, placement: Placement | None = No
     from spade_async.learner.trainer import Trainer
 
     placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
+    if placement.learner_gpu is not None:  # kernels that use the current device (bitsandbytes) land on ours
+        import torch
+
+        torch.cuda.set_device(placement.learner_gpu)
     return Trainer(
         model_path,
         cfg.model,
