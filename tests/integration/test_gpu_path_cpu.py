@@ -301,3 +301,21 @@ def test_gpu_smoke_script_runs_a_valid_qlora_config_without_downloads() -> None:
     assert cfg.selfplay.envs_per_step >= 2 * cfg.selfplay.skills_per_regen
     assert cfg.run.checkpoint_every == 1  # so the script's resume has a checkpoint to start from
     assert "benchmarks/learner.py --device cuda" in script and "resume" in script
+
+
+# -- hub ids resolve to the local cache, never to a download ----------------------------
+
+def test_a_hub_id_resolves_to_its_cached_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path))
+    repo = tmp_path / "models--Org--Tiny-1B"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
+    assert resolve_model_path("Org/Tiny-1B") == str(repo / "snapshots" / "abc123")
+    assert resolve_model_path(str(tmp_path)) == str(tmp_path)  # a local folder stays itself
+    with pytest.raises(EmbeddedModelError, match=r"huggingface-cli download Org/Missing-2B"):
+        resolve_model_path("Org/Missing-2B")
