@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import resource
 import shutil
 import subprocess
 import time
@@ -79,13 +80,13 @@ class Shell:
         env["PYTHONNOUSERSITE"] = "1"
         env["VIRTUAL_ENV"] = str(venv_dir)
         self.env, self.cwd = env, cwd
-        self.times: dict[str, float] = {}
+        self.times: list[tuple[str, float]] = []
 
     def __call__(self, *cmd: str | Path, ok: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
         t0 = time.perf_counter()
         result = subprocess.run([str(c) for c in cmd], cwd=self.cwd, env=self.env, capture_output=True,
                                 text=True, timeout=timeout, check=False)
-        self.times[" ".join(str(c) for c in cmd[:3])] = time.perf_counter() - t0
+        self.times.append((" ".join([Path(cmd[0]).name, *map(str, cmd[1:4])]), round(time.perf_counter() - t0, 1)))
         if ok:
             assert result.returncode == 0, f"{cmd}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
         return result
@@ -94,7 +95,7 @@ class Shell:
 def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     venv_dir, home = tmp_path / "venv", tmp_path / "empty"
     home.mkdir()
-    t_start = time.perf_counter()
+    t_start, cpu_start = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir)
     python = venv_dir / "bin" / "python"
     sh = Shell(venv_dir, home)
@@ -153,5 +154,7 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     assert "finished after step 1" in run.stdout, run.stdout + run.stderr
     assert (home / "runs" / "tiny" / "run.sqlite").is_file()
     assert (home / "runs" / "tiny" / "checkpoints" / "step_0").is_dir()
-    print(f"wheel test: build+install {t_installed - t_start:.0f}s, total {time.perf_counter() - t_start:.0f}s;",
-          {k: round(v, 1) for k, v in sh.times.items()})
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"\nwheel test: build+install {t_installed - t_start:.0f}s, total {time.perf_counter() - t_start:.0f}s wall, "
+          f"commands' CPU {cpu.ru_utime - cpu_start.ru_utime:.0f}s user + {cpu.ru_stime - cpu_start.ru_stime:.0f}s sys; "
+          f"per command (s): {sh.times}")
