@@ -21,7 +21,6 @@ from spade_async.config import Config
 from spade_async.launch import (
     DB_NAME,
     KNOWN_ERRORS,
-    RunError,
     check_run_dir,
     innermost,
     preflight,
@@ -77,7 +76,7 @@ def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     try:  # as headless does: a config this machine cannot run, or a wrong folder, writes nothing
         preflight(cfg)
         check_run_dir(run_dir, resume)
-    except RunError as exc:
+    except KNOWN_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -10,11 +10,11 @@ from typing import Any
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when a GPU is visible, else ``cpu``; anything else as given."""
-    import torch
+    """``auto`` -> ``cuda`` when a GPU is visible (probed without initialising CUDA), else ``cpu``."""
+    from spade_async.gpu import cuda_device_count
 
     if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if cuda_device_count() > 0 else "cpu"
     return device
 
 
