@@ -28,6 +28,7 @@ import anyio.lowlevel
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.device import resolve_device, resolve_dtype
 from spade_async.engine.prefix_cache import PrefixCache, assemble
+from spade_async.engine.tokens import TokenizerHelpers
 
 
 @dataclass
@@ -36,7 +37,7 @@ class _Slot:
     result: Completion | None = None
 
 
-class HFEngine:
+class HFEngine(TokenizerHelpers):
     """Batched, token-in/token-out generation with transformers and PEFT adapters."""
 
     def __init__(
@@ -74,31 +75,6 @@ class HFEngine:
         self._lock = anyio.Lock()
         self.generated_tokens = 0
         self.generate_seconds = 0.0
-
-    # -- tokenizer helpers -------------------------------------------------
-    @property
-    def eos_token_id(self) -> int:
-        return int(self.tokenizer.eos_token_id)
-
-    @property
-    def eos_text(self) -> str:
-        return str(self.tokenizer.eos_token)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, token_ids: list[int]) -> str:
-        return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
-
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None) -> str:
-        extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
-        template: Any = self.tokenizer.apply_chat_template
-        return str(template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
-
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
 
     # -- generation ------------------------------------------------------------
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
