@@ -100,10 +100,25 @@ def config() -> None:
 @config.command("show")
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a value before showing.")
-def config_show(config_path: str, overrides: tuple[str, ...]) -> None:
-    """Print CONFIG (a file or a preset name) fully resolved (defaults filled in) as TOML."""
+@click.option("--gpus", type=click.IntRange(min=0), default=None,
+              help="Resolve the placement for a machine with this many GPUs (default: this machine's).")
+def config_show(config_path: str, overrides: tuple[str, ...], gpus: int | None) -> None:
+    """Print CONFIG (a file or a preset name) fully resolved (defaults filled in) as TOML, then
+    where engine and learner would run (as TOML comments)."""
+    from spade_async.gpu import cuda_device_count
+    from spade_async.placement import PlacementError, resolve_placement
+
     cfg = _load_or_exit(config_path, overrides)
     click.echo(config_to_toml(cfg), nl=False)
+    count = cuda_device_count() if gpus is None else gpus
+    where = "this machine" if gpus is None else "a machine"
+    click.echo(f"\n# placement on {where} with {count} GPU(s):")
+    try:
+        lines = resolve_placement(cfg, count).describe()
+    except PlacementError as exc:
+        lines = [f"cannot run here: {exc}"]
+    for line in lines:
+        click.echo(f"#   {line}")
 
 
 @cli.command()

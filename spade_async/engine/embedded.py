@@ -129,10 +129,22 @@ def resolve_model_path(name: str) -> str:
     """Map a config ``model.name`` to something ``from_pretrained`` loads.
 
     ``embedded:...`` becomes the cached folder; a local folder stays a path; anything else
-    is taken as a hub id (a user option on real machines; never used by defaults or tests).
+    is a hub id that must already be in the Hugging Face cache, and becomes that snapshot's
+    folder: nothing is downloaded at run time, and the engine, the learner and the adapters
+    it saves all name a local folder (so saving an adapter makes no hub request).
     """
     if uses_embedded_model(name):
         if name != EMBEDDED_MODEL:
             raise EmbeddedModelError(f"unknown embedded model {name!r}; the only one is {EMBEDDED_MODEL!r}")
         return str(model_dir())
-    return name
+    if Path(name).expanduser().exists():
+        return name
+    from huggingface_hub import snapshot_download
+
+    try:
+        return str(snapshot_download(name, local_files_only=True))
+    except Exception:  # not cached (or not a valid repo id): say how to get it
+        raise EmbeddedModelError(
+            f"model.name {name!r} is neither a local folder nor in the Hugging Face cache; download it once "
+            f"(huggingface-cli download {name}) or set model.name to a local folder"
+        ) from None
