@@ -117,7 +117,7 @@ def bench_batch(
         prompts = make_prompts(batch, prompt, vocab, seed=r * 1000 + batch)
         order = list(runs) if r % 2 == 0 else list(reversed(runs))  # neither always goes first
         for name in order:
-            dt, work = measure(lambda name=name: runs[name](prompts), cuda)
+            dt, work = measure(lambda name=name, prompts=prompts: runs[name](prompts), cuda)
             rates[name].append(work / dt)
             times[name].append(dt)
     med = {k: statistics.median(v) for k, v in rates.items()}

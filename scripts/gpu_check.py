@@ -184,6 +184,17 @@ def random_prompts(n: int, length: int, vocab: int, seed: int) -> list[list[int]
     return [torch.randint(10, vocab - 300, (length,), generator=g).tolist() for _ in range(n)]
 
 
+def release(cuda: bool) -> None:
+    """Give the previous engine/learner's GPU memory back before the next one loads."""
+    import gc
+
+    gc.collect()
+    if cuda:
+        import torch
+
+        torch.cuda.empty_cache()
+
+
 def sync(cuda: bool) -> None:
     if cuda:
         import torch
@@ -196,7 +207,6 @@ def sync(cuda: bool) -> None:
 def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]:
     """HF engine tokens/s per batch size; returns completions for the logprob gap."""
     import anyio
-    import torch
 
     from spade_async.engine.base import GenerationRequest, Sampling
     from spade_async.engine.hf import HFEngine
@@ -245,9 +255,7 @@ def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]
                        data={"tokens_per_s": tokens / dt, "tokens": tokens, "seconds_gen": dt})
 
         checks.run(f"engine: batch {batch}", one)
-    del holder["engine"], engine
-    if cuda:
-        torch.cuda.empty_cache()
+    holder.clear()  # the closures above hold the engine until this function returns
     return completions
 
 
@@ -348,9 +356,7 @@ def learner_rows(checks: Checks, plan: Plan, path: str, device: str, qlora: bool
                    data={**m, "peak_gib": peak})
 
     checks.run(f"learner {label}: step {plan.step_seqs}x{plan.step_len}", step)
-    del holder["trainer"], trainer
-    if cuda:
-        torch.cuda.empty_cache()
+    holder.clear()
 
 
 # --------------------------------------------------------------------------- main
@@ -404,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     if "path" in path_box:
         path = path_box["path"]
         completions = engine_rows(checks, plan, path, device)
+        release(cuda)
         learner_rows(checks, plan, path, device, qlora=False, completions=completions)
+        release(cuda)
         if cuda:
             learner_rows(checks, plan, path, device, qlora=True, completions=completions)
         else:

@@ -38,6 +38,13 @@ QWEN3_SHAPES: dict[str, dict[str, Any]] = {
 ENDOFTEXT, IM_START, IM_END = 151643, 151644, 151645
 """Qwen's special-token ids (``<|endoftext|>``, ``<|im_start|>``, ``<|im_end|>``)."""
 
+SMOLLM2_135M: dict[str, Any] = dict(
+    hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+    num_key_value_heads=3, head_dim=64, vocab_size=49152, tie_word_embeddings=True,
+    max_position_embeddings=8192, rms_norm_eps=1e-5,
+)  # fmt: skip
+"""The embedded default model's shape (a Llama); its specials are 0/1/2 as in the real one."""
+
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -61,21 +68,52 @@ def qwen3_config(shape: str, max_position_embeddings: int = 40960) -> Any:
     )
 
 
-def synthetic_tokenizer(vocab_size: int) -> Any:
-    """A fast word-level tokenizer over ``vocab_size`` ids with Qwen's special tokens."""
+def synthetic_tokenizer(vocab_size: int, endoftext: int = ENDOFTEXT, im_start: int = IM_START,
+                        im_end: int = IM_END) -> Any:
+    """A fast word-level tokenizer over ``vocab_size`` ids with ChatML special tokens at the
+    given ids (Qwen's by default); the token at id 0 doubles as the unknown token."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    specials = {0: "<unk>", ENDOFTEXT: "<|endoftext|>", IM_START: "<|im_start|>", IM_END: "<|im_end|>"}
+    specials = {0: "<unk>", endoftext: "<|endoftext|>", im_start: "<|im_start|>", im_end: "<|im_end|>"}
     vocab = {specials.get(i, f"t{i}"): i for i in range(vocab_size)}
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    unk = specials[0]  # whatever sits at id 0 doubles as the unknown token
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=unk))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token="<unk>"
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=unk
     )
     fast.add_special_tokens({"additional_special_tokens": ["<|im_start|>"]})
     fast.chat_template = CHATML
     return fast
+
+
+def smollm2_config() -> Any:
+    """A ``LlamaConfig`` with the embedded SmolLM2-135M's shape and special-token ids."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(**SMOLLM2_135M, rope_theta=100_000.0, bos_token_id=1, eos_token_id=2, pad_token_id=2)
+
+
+def write_config_only(out_dir: str | Path, shape: str) -> Path:
+    """A model folder with config, generation config and tokenizer but no weights: enough
+    for tools that read a model's configuration (vLLM's engine config, LoRA checks).
+    ``shape``: a ``QWEN3_SHAPES`` key or ``smollm2-135m``."""
+    from transformers import GenerationConfig
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if shape == "smollm2-135m":
+        config, tok = smollm2_config(), synthetic_tokenizer(49152, endoftext=0, im_start=1, im_end=2)
+        eos: list[int] = [2]
+    else:
+        config = qwen3_config(shape)
+        tok, eos = synthetic_tokenizer(config.vocab_size), [IM_END, ENDOFTEXT]
+    config.architectures = ["LlamaForCausalLM" if shape == "smollm2-135m" else "Qwen3ForCausalLM"]
+    config.save_pretrained(str(out))
+    GenerationConfig(bos_token_id=config.bos_token_id, eos_token_id=eos, pad_token_id=config.pad_token_id).save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    return out
 
 
 def build_qwen3(
