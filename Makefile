@@ -49,7 +49,8 @@ VLLM_VENV ?= .venv-vllm
 VLLM_PYTHON ?= python3.11
 
 check-vllm: $(VLLM_VENV)/.installed
-	PYTHONPATH=$(CURDIR) $(VLLM_VENV)/bin/python -m pytest -p no:cacheprovider -q -rA tests_vllm
+	VLLM_LOGGING_LEVEL=WARNING HF_HUB_OFFLINE=1 PYTHONPATH=$(CURDIR) \
+	  $(VLLM_VENV)/bin/python -m pytest -p no:cacheprovider -q -rA tests_vllm
 
 $(VLLM_VENV)/.installed: pyproject.toml
 	$(VLLM_PYTHON) -m venv $(VLLM_VENV)

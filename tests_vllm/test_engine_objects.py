@@ -15,6 +15,7 @@ import torch
 from transformers import AutoTokenizer, GenerationConfig
 from vllm import SamplingParams
 from vllm.engine.arg_utils import AsyncEngineArgs
+from vllm.exceptions import VLLMValidationError
 from vllm.lora.request import LoRARequest
 from vllm.sampling_params import RequestOutputKind
 from vllm.v1.engine.input_processor import InputProcessor
@@ -149,10 +150,11 @@ def test_token_prompts_and_whole_requests_pass_vllm_admission(model_dirs: dict[s
 
 
 def test_vllm_refuses_a_prompt_at_max_model_len(model_dirs: dict[str, str]) -> None:
-    """Why prompts must be fitted to engine.max_model_len before they reach vLLM."""
+    """Why prompts must be fitted to engine.max_model_len before they reach vLLM (vLLM 0.33
+    raises its own VLLMValidationError, not a ValueError)."""
     cfg, proc = processor(model_dirs)
     params = build_sampling_params(Sampling.from_config(cfg.engine.agent), [IM_END])
     too_long = build_token_prompt([100] * cfg.engine.max_model_len)
-    with pytest.raises(ValueError, match="maximum model length"):
+    with pytest.raises(VLLMValidationError, match="longer than the maximum model length"):
         proc.process_inputs("r-long", too_long, params, supported_tasks=("generate",))
     print(f"a prompt of max_model_len ({cfg.engine.max_model_len}) tokens is refused by vLLM, as expected")
