@@ -473,3 +473,10 @@ def config_to_toml(cfg: Config) -> str:
 
     emit("", cfg.model_dump())
     return "\n".join(lines).rstrip() + "\n"
+
+
+def gpu_settings(cfg: Config) -> list[str]:
+    """The settings of ``cfg`` that need a CUDA GPU (empty for a config that runs on a CPU)."""
+    return [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
+                            ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm"),
+                            ("model.qlora = true", cfg.model.qlora)) if on]

@@ -25,9 +25,14 @@ from spade_async.checkpoint import (
     set_rng_states,
     write_checkpoint,
 )
-from spade_async.config import Config, ConfigError, config_to_toml, load_config
+from spade_async.config import Config, ConfigError, config_to_toml, gpu_settings, load_config
 from spade_async.corpus import Corpus, CorpusError
-from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path
+from spade_async.engine.embedded import (
+    EmbeddedModelError,
+    gguf_path,
+    resolve_model_path,
+    uses_embedded_model,
+)
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.failpoints import failpoint
 from spade_async.gpu import cuda_device_count
@@ -73,6 +78,10 @@ def build_learner(cfg: Config, model_path: str, placement: Placement | None = No
     from spade_async.learner.trainer import Trainer
 
     placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
+    if placement.learner_gpu is not None:  # kernels that use the current device (bitsandbytes) land on ours
+        import torch
+
+        torch.cuda.set_device(placement.learner_gpu)
     return Trainer(
         model_path,
         cfg.model,
@@ -100,18 +109,18 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
     import importlib.util
 
     gpu_count = cuda_device_count() if gpu_count is None else gpu_count
-    needs_gpu = [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
-                                 ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm"),
-                                 ("model.qlora = true", cfg.model.qlora)) if on]
+    needs_gpu = gpu_settings(cfg)
     if needs_gpu and gpu_count == 0:
         raise RunError(
             f"{', '.join(needs_gpu)} needs a CUDA GPU and none is visible; on a CPU machine run "
-            "configs/tiny.toml, or add --set 'run.device=\"cpu\"' --set 'engine.backend=\"hf\"' --set model.qlora=false"
+            "the CPU preset (spade-async run tiny), or add --set 'run.device=\"cpu\"' --set 'engine.backend=\"hf\"' --set model.qlora=false"
         )
     try:
         placement = resolve_placement(cfg, gpu_count)
     except PlacementError as exc:
         raise RunError(str(exc)) from None
+    if uses_embedded_model(cfg.model.name):
+        gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
     if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         raise RunError("engine.backend = \"vllm\" needs the vllm extra: pip install -e '.[vllm]'")
     raise_open_file_limit(cfg.sandbox.max_children)

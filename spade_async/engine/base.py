@@ -62,7 +62,7 @@ class Completion:
 
     prompt_ids: list[int]
     token_ids: list[int]
-    """Sampled tokens (after the prompt); ends with EOS when the model stopped by itself."""
+    """Sampled tokens (after the prompt); ends with a stop token id (EOS) when the model stopped by itself."""
     logprobs: list[float]
     """Behaviour logprob of each sampled token under the tempered sampling distribution."""
     text: str

@@ -168,7 +168,8 @@ class Trainer:
             target_modules=list(model_cfg.lora_targets),
             task_type="CAUSAL_LM",
         )
-        cuda_devices = list(range(torch.cuda.device_count())) if device.startswith("cuda") else []
+        # only the learner's GPU: touching the others would open CUDA contexts on the engine's GPUs
+        cuda_devices = [torch.device(device).index or 0] if device.startswith("cuda") else []
         with torch.random.fork_rng(devices=cuda_devices):  # seed the LoRA init, not the process
             torch.manual_seed(seed)
             self.model = get_peft_model(base, lora)

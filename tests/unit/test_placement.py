@@ -122,3 +122,21 @@ def test_config_show_prints_the_resolved_placement() -> None:
     tomllib.loads(out.output)
     bad = CliRunner().invoke(cli, ["config", "show", str(ROOT / "configs" / "games_qwen3_8b_4gpu.toml"), "--gpus", "1"])
     assert bad.exit_code == 0 and "cannot run here: placement.gpus names GPU 1, 2, 3" in bad.output
+
+
+def test_open_file_limit_is_raised_for_many_env_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    import resource
+
+    from spade_async.launch import raise_open_file_limit
+
+    limits = {"soft": 1024, "hard": 4096}
+    set_to: list[tuple[int, int]] = []
+    monkeypatch.setattr(resource, "getrlimit", lambda _kind: (limits["soft"], limits["hard"]))
+    monkeypatch.setattr(resource, "setrlimit", lambda _kind, value: set_to.append(value))
+    raise_open_file_limit(32)  # 32 children fit in 1024
+    assert set_to == []
+    raise_open_file_limit(768)
+    assert set_to == [(4 * 768 + 512, 4096)]
+    limits["hard"] = 2048
+    with pytest.raises(RunError, match=r"ulimit -n 3584\) or lower sandbox\.max_children"):
+        raise_open_file_limit(768)
