@@ -24,6 +24,7 @@ Usage: ``python benchmarks/engine.py [--model embedded|tiny|PATH] [--batches 1,1
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -117,7 +118,7 @@ def bench_batch(
         prompts = make_prompts(batch, prompt, vocab, seed=r * 1000 + batch)
         order = list(runs) if r % 2 == 0 else list(reversed(runs))  # neither always goes first
         for name in order:
-            dt, work = measure(lambda name=name, prompts=prompts: runs[name](prompts), cuda)
+            dt, work = measure(functools.partial(runs[name], prompts), cuda)
             rates[name].append(work / dt)
             times[name].append(dt)
     med = {k: statistics.median(v) for k, v in rates.items()}

@@ -60,7 +60,7 @@ def qwen3_config(shape: str, max_position_embeddings: int = 40960) -> Any:
     return Qwen3Config(
         **QWEN3_SHAPES[shape],
         max_position_embeddings=max_position_embeddings,
-        rope_theta=1_000_000.0,
+        rope_parameters={"rope_type": "default", "rope_theta": 1_000_000.0},
         rms_norm_eps=1e-6,
         bos_token_id=ENDOFTEXT,
         eos_token_id=IM_END,
@@ -92,7 +92,7 @@ def smollm2_config() -> Any:
     """A ``LlamaConfig`` with the embedded SmolLM2-135M's shape and special-token ids."""
     from transformers import LlamaConfig
 
-    return LlamaConfig(**SMOLLM2_135M, rope_theta=100_000.0, bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    return LlamaConfig(**SMOLLM2_135M, rope_parameters={"rope_type": "default", "rope_theta": 100_000.0}, bos_token_id=1, eos_token_id=2, pad_token_id=2)
 
 
 def write_config_only(out_dir: str | Path, shape: str) -> Path:
