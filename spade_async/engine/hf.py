@@ -268,8 +268,8 @@ def _draw(probs: Any, generator: Any) -> Any:
     the (CPU) ``generator``, a cumulative sum and a binary search on ``probs``' own device.
 
     Why not ``torch.multinomial``: it draws one random number per vocabulary entry, which on
-    a CPU was ~60% of a whole decode step at batch 16 (measured in ``benchmarks/engine.py``'s
-    profile), and it needs the probabilities on the generator's device (a (batch, vocab) copy
+    a CPU was ~60% of a whole decode step at batch 16 (cProfile, tiny model, 49k vocabulary;
+    ``benchmarks/engine.py`` measures the result against ``model.generate``), and it needs the probabilities on the generator's device (a (batch, vocab) copy
     off the GPU every token). The distribution is the same; float64 keeps the cumulative sum
     exact enough over a 150k vocabulary, and a zero-probability token is never chosen."""
     import torch
