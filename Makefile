@@ -37,6 +37,7 @@ bench: setup
 	$(PY) benchmarks/sandbox.py
 	$(PY) benchmarks/learner.py
 	$(PY) benchmarks/pipeline.py
+	$(PY) benchmarks/engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
