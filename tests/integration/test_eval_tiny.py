@@ -1,0 +1,62 @@
+"""`spade-async eval` for real: the tiny random model, a real LoRA adapter in a run folder,
+the real sandbox and reasoning-gym, results in the run's database and as JSON."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from spade_async.cli import cli
+from spade_async.memory.store import Store
+
+pytestmark = pytest.mark.slow
+
+
+def make_run(tmp_path: Path, model_dir: Path) -> Path:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.toml").write_text(
+        f'[run]\ndevice = "cpu"\nrun_dir = "{run}"\n[model]\nname = "{model_dir}"\n'
+        '[engine]\nmax_model_len = 2048\n[engine.agent]\nmax_new_tokens = 8\nstop = ["}"]\n'
+        '[selfplay]\nmax_turns = 2\nmax_context_tokens = 1024\naction_prefill = true\n'
+    )
+
+    async def init_db() -> None:
+        async with await Store.open(run / "run.sqlite") as store:
+            await store.start_run("tiny", "", None)
+
+    anyio.run(init_db)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir))
+    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    lora.save_pretrained(str(run / "checkpoints" / "step_2" / "adapter"))
+    return run
+
+
+def test_eval_cli_scores_base_and_checkpoint_adapter(tmp_path: Path, tiny_model_dir: Path) -> None:
+    run = make_run(tmp_path, tiny_model_dir)
+    result = CliRunner().invoke(cli, ["eval", str(run), "--suite", "games:easy", "--episodes", "1",
+                                      "--suite", "reasoning_gym:logic", "--rg-size", "2",
+                                      "--rg-max-new-tokens", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout[result.stdout.index("{"):])
+    assert payload["suites"] == ["games:easy", "reasoning_gym:logic"]
+    rows = payload["results"]
+    adapter = [r for r in rows if r["model"] == "step_2"]
+    assert {r["suite"] for r in adapter} == {"games:easy", "reasoning_gym:logic"}
+    games_all = next(r for r in adapter if r["suite"] == "games:easy" and r["task"] == "*" and r["metric"] == "return")
+    assert games_all["n"] + games_all["n_errors"] == 6  # six easy games, one held-out episode each
+    assert games_all["step"] == 2 and games_all["delta"] == games_all["mean"] - games_all["base_mean"]
+    assert games_all["low"] <= games_all["delta"] <= games_all["high"]
+    with sqlite3.connect(run / "run.sqlite") as conn:
+        stored = conn.execute("SELECT COUNT(*), COUNT(DISTINCT eval_id), MAX(run_id) FROM evals").fetchone()
+    assert stored == (len(rows), 1, 1)
