@@ -7,43 +7,17 @@ import json
 import sqlite3
 from pathlib import Path
 
-import anyio
 import pytest
 from click.testing import CliRunner
 
 from spade_async.cli import cli
-from spade_async.memory.store import Store
+from tests.integration.runs import tiny_adapter_run
 
 pytestmark = pytest.mark.slow
 
 
-def make_run(tmp_path: Path, model_dir: Path) -> Path:
-    import torch
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "config.toml").write_text(
-        f'[run]\ndevice = "cpu"\nrun_dir = "{run}"\n[model]\nname = "{model_dir}"\n'
-        '[engine]\nmax_model_len = 2048\n[engine.agent]\nmax_new_tokens = 8\nstop = ["}"]\n'
-        '[selfplay]\nmax_turns = 2\nmax_context_tokens = 1024\naction_prefill = true\n'
-    )
-
-    async def init_db() -> None:
-        async with await Store.open(run / "run.sqlite") as store:
-            await store.start_run("tiny", "", None)
-
-    anyio.run(init_db)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir))
-    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
-    lora.save_pretrained(str(run / "checkpoints" / "step_2" / "adapter"))
-    return run
-
-
 def test_eval_cli_scores_base_and_checkpoint_adapter(tmp_path: Path, tiny_model_dir: Path) -> None:
-    run = make_run(tmp_path, tiny_model_dir)
+    run = tiny_adapter_run(tmp_path, tiny_model_dir)
     result = CliRunner().invoke(cli, ["eval", str(run), "--suite", "games:easy", "--episodes", "1",
                                       "--suite", "reasoning_gym:logic", "--rg-size", "2",
                                       "--rg-max-new-tokens", "8", "--json"])
