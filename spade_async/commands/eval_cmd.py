@@ -121,6 +121,9 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
 
             def progress(label: str, done: int, total: int) -> None:
                 bar.update(tasks[label], completed=done)
+                if not err.is_terminal and (done == total or done * 10 // total != (done - 1) * 10 // total):
+                    # no live bar when stderr is a file or pipe: a line per 10% instead
+                    err.print(f"{label}: {done}/{total} items, {time.perf_counter() - t_loaded:.0f}s")
 
             table, seconds = await evaluate(engine, pool, cfg, suites, models, concurrency=concurrency, progress=progress)
     finally:
@@ -134,6 +137,8 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
         async with await Store.open(db) as store:
             await store.record_evals([{**r.as_dict(), "eval_id": eval_id, "ci_low": r.low, "ci_high": r.high,
                                        "seconds": seconds[r.model]} for r in rows])
+    if db is not None:
+        _track(cfg, db.parent, rows, models, err)
     timing: dict[str, Any] = {"load_s": round(t_loaded - t_start, 2), "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
               "total_s": round(time.perf_counter() - t_start, 2)}
     if not as_json:
@@ -143,3 +148,27 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
                   + (f"; saved to {db}" if db is not None else ""))
     return results_json(rows, eval_id=eval_id, model=cfg.model.name, timing=timing,
                         suites=[s.name for s in suites], saved_to=str(db) if db else None)
+
+
+def _track(cfg: Config, run_dir: Path, rows: list[Any], models: list[Any], err: Any) -> None:
+    """Send the figures to the run's tracking sinks (``eval/<model>/<suite>/<metric>...``), each
+    adapter at its checkpoint's step; a sink failure is a warning, the results are saved already."""
+    from spade_async.tracking.names import eval_metrics
+    from spade_async.tracking.sinks import TRACKING_BACKENDS, make_sinks
+
+    backends = [b for b in cfg.log.backends if b in TRACKING_BACKENDS]
+    if not backends:
+        return
+    try:
+        sinks = make_sinks(backends, run_dir=run_dir, project=cfg.log.project or cfg.run.name, name=cfg.run.name)
+        try:
+            for model in models:
+                figures = eval_metrics(r for r in rows if r.model == model.label)
+                if figures:
+                    for sink in sinks:
+                        sink.log(model.step if model.step is not None else 0, figures)
+        finally:
+            for sink in sinks:
+                sink.close()
+    except Exception as exc:  # tracking is a copy; never lose the evaluation over it
+        err.print(f"warning: could not log to {', '.join(backends)}: {exc}")

@@ -41,6 +41,7 @@ def tiny_adapter_run(tmp_path: Path, model_dir: Path, step: int = 2) -> Path:
         f'[run]\ndevice = "cpu"\nrun_dir = "{run}"\n[model]\nname = "{model_dir}"\n'
         '[engine]\nmax_model_len = 2048\n[engine.agent]\nmax_new_tokens = 8\nstop = ["}"]\n'
         '[selfplay]\nmax_turns = 2\nmax_context_tokens = 1024\naction_prefill = true\n'
+        '[log]\nbackends = ["console", "tensorboard"]\n'
     )
 
     async def init_db() -> None:

@@ -34,3 +34,8 @@ def test_eval_cli_scores_base_and_checkpoint_adapter(tmp_path: Path, tiny_model_
     with sqlite3.connect(run / "run.sqlite") as conn:
         stored = conn.execute("SELECT COUNT(*), COUNT(DISTINCT eval_id), MAX(run_id) FROM evals").fetchone()
     assert stored == (len(rows), 1, 1)
+    # The run logs to TensorBoard, so the figures are there too, at the checkpoint's step.
+    from tests.integration.test_tracking import load_scalars
+
+    scalars = load_scalars(run / "tensorboard")
+    assert scalars["eval/step_2/games:easy/return_delta"] == [(2, pytest.approx(games_all["delta"]))]
