@@ -13,6 +13,7 @@ import json
 import math
 import sqlite3
 import threading
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,16 @@ class RunInfo:
     name: str
     status: str
     created_at: float
+    max_steps: int | None = None
+    """run.max_steps of the run's config (None when unreadable)."""
+
+
+def _max_steps(config_toml: str | None) -> int | None:
+    try:
+        value = tomllib.loads(config_toml or "").get("run", {}).get("max_steps")
+    except tomllib.TOMLDecodeError:
+        return None
+    return int(value) if isinstance(value, int) else None
 
 
 @dataclass(frozen=True)
@@ -149,11 +160,11 @@ class RunReader:
 
     def _poll(self, conn: sqlite3.Connection) -> PollResult:
         row = conn.execute(
-            "SELECT id, name, status, created_at FROM runs ORDER BY id DESC LIMIT 1"
+            "SELECT id, name, status, created_at, config_toml FROM runs ORDER BY id DESC LIMIT 1"
         ).fetchone()
         if row is None:
             return PollResult(waiting="waiting for the run to start")
-        run = RunInfo(row["id"], row["name"], row["status"], row["created_at"])
+        run = RunInfo(row["id"], row["name"], row["status"], row["created_at"], _max_steps(row["config_toml"]))
         reset = self._rewound(conn, run.id)
         if reset:
             self._last_step, self._last_event_id, self._env_mark = -1, 0, None
