@@ -13,10 +13,11 @@ import json
 import math
 import sqlite3
 import threading
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from tui.db import open_for_polling
 
@@ -113,6 +114,8 @@ class PollResult:
     steps: list[StepRow] = field(default_factory=list)
     events: list[EventRow] = field(default_factory=list)
     envs: list[EnvSummary] = field(default_factory=list)
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    """New whole-suite rows of the ``evals`` table (held-out evaluation), oldest first."""
     waiting: str | None = None
     reset: bool = False  # the run was rewound (resume): drop what was shown, this is all of it
 
@@ -132,6 +135,7 @@ class RunReader:
         self._lock = threading.Lock()
         self._last_step = -1
         self._last_event_id = 0
+        self._last_eval_id = 0
         self._env_mark: int | None = None  # highest created/updated step seen; None: not loaded
         self._epoch: tuple[int, int] | None = None  # (run id, newest 'resume' event id)
 
@@ -205,7 +209,24 @@ class RunReader:
             self._last_event_id = events[-1].id
         marks = [max(e.created_step, e.updated_step or 0) for e in envs]
         self._env_mark = max([self._env_mark or 0, *marks])
-        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset)
+        if reset:
+            self._last_eval_id = 0
+        evals = self._new_evals(conn)
+        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset, evals=evals)
+
+    def _new_evals(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        """Whole-suite eval rows added since the last poll ([] for a database without evals)."""
+        try:
+            rows = conn.execute(
+                "SELECT id, model, suite, metric, n, mean, base_mean, delta, ci_low, ci_high, step FROM evals "
+                "WHERE id > ? AND task = '*' ORDER BY id",
+                (self._last_eval_id,),
+            ).fetchall()
+        except sqlite3.OperationalError:  # a run written before evaluation existed
+            return []
+        if rows:
+            self._last_eval_id = int(rows[-1]["id"])
+        return [dict(r) for r in rows]
 
     def _rewound(self, conn: sqlite3.Connection, run_id: int) -> bool:
         """True when rows already shown may have been deleted or rewritten.
