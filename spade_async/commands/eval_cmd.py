@@ -106,11 +106,11 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
     from spade_async.sandbox.pool import SandboxPool
 
     err = Console(stderr=True)
-    preflight(cfg)
+    placement = preflight(cfg)
     t_start = time.perf_counter()
     err.print(f"loading model {cfg.model.name} ...")
     model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
-    engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path)
+    engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
     t_loaded = time.perf_counter()
     pool = await SandboxPool.start(cfg.sandbox) if any(s.needs_sandbox for s in suites) else None
     try:
