@@ -169,6 +169,8 @@ def write_plots(data: RunData, out: Path) -> list[Path]:
         try:
             ax = fig.add_subplot()
             draw(ax, data)
+            if ax.get_xlabel() == "step":
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
             fig.tight_layout()
             fig.savefig(out / name, dpi=DPI)
         finally:
