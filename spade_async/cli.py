@@ -17,8 +17,11 @@ import click
 from spade_async import __version__
 from spade_async.commands.config_doc import config_doc, toml_with_docs
 from spade_async.commands.env_cmd import env
+from spade_async.commands.eval_cmd import eval_command
+from spade_async.commands.export_cmd import export
 from spade_async.commands.model_cmd import setup_model
 from spade_async.commands.presets_cmd import config_list, init
+from spade_async.commands.report_cmd import report
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.presets import resolve_config
 
@@ -138,6 +141,9 @@ def tui(run_dir: str) -> None:
 
 cli.add_command(env)
 config.add_command(config_doc)
+cli.add_command(eval_command)
+cli.add_command(export)
+cli.add_command(report)
 cli.add_command(init)
 cli.add_command(setup_model)
 config.add_command(config_list)

@@ -323,9 +323,13 @@ class PlacementConfig(Section):
 class LogConfig(Section):
     every: int = Field(default=1, gt=0)
     """Print a console line every this many steps."""
-    backends: list[Literal["console", "jsonl"]] = Field(default_factory=lambda: ["console"])  # type: ignore[arg-type]
+    backends: list[Literal["console", "jsonl", "tensorboard", "trackio", "wandb"]] = Field(default_factory=lambda: ["console"])  # type: ignore[arg-type]
     """Where step metrics go besides the run's SQLite file (always written: the TUI and resume
-    read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl."""
+    read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl,
+    `tensorboard` writes event files to run_dir/tensorboard, `trackio` logs to trackio's local
+    store (TRACKIO_DIR), `wandb` to Weights & Biases (when installed and logged in)."""
+    project: str | None = None
+    """Project name for trackio and W&B; default: run.name."""
 
 
 class Config(Section):

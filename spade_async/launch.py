@@ -46,6 +46,7 @@ from spade_async.orchestrator import Pipeline
 from spade_async.placement import Placement, PlacementError, resolve_placement
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
 from spade_async.selfplay.designer import PromptTooLong
+from spade_async.tracking.sinks import TrackingError, check_installed
 
 DB_NAME = "run.sqlite"
 CONFIG_NAME = "config.toml"
@@ -217,6 +218,7 @@ async def open_run(
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
         corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
         seeds = env_pool(cfg)
+        check_installed(cfg.log.backends)  # before the store: a failed start leaves no run behind
         if engine is None or learner is None:  # before the store: a failed start leaves no run behind
             t0 = time.perf_counter()
             if placement is None:
@@ -264,6 +266,7 @@ async def open_run(
             try:
                 yield pipeline
             finally:
+                await anyio.to_thread.run_sync(pipeline.close_trackers)
                 if hasattr(engine, "aclose"):
                     await engine.aclose()
         finally:
@@ -343,7 +346,8 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
         return 0
 
 
-KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong)
+KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong,
+                TrackingError)
 
 
 def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:

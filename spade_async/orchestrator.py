@@ -50,6 +50,8 @@ from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
+from spade_async.tracking.names import namespaced
+from spade_async.tracking.sinks import make_sinks
 
 Reporter = Callable[[str], None]
 
@@ -126,6 +128,11 @@ class Pipeline:
         self._pending_designer: list[TrainSample] = []
         self._unsaved: Batch | None = None
         """The last consumed batch when no checkpoint covers it yet (written on a clean stop)."""
+        self.trackers = make_sinks(
+            cfg.log.backends, run_dir=run_dir, project=cfg.log.project or cfg.run.name, name=cfg.run.name,
+            config=cfg.model_dump(mode="json"),
+        )
+        """TensorBoard / trackio / W&B sinks selected in log.backends (console and jsonl are below)."""
 
     # -- control (TUI / signals) ---------------------------------------------------
     def pause(self) -> None:
@@ -303,7 +310,16 @@ class Pipeline:
             if "jsonl" in self.cfg.log.backends:
                 async with await anyio.open_file(self.run_dir / "metrics.jsonl", "a") as fh:
                     await fh.write(metrics_json_line(batch.step, metrics))
+            tracked = namespaced(metrics)
+            for sink in self.trackers:
+                await anyio.to_thread.run_sync(sink.log, batch.step, tracked)
         return metrics
+
+    def close_trackers(self) -> None:
+        """Flush and close the tracking sinks (idempotent)."""
+        trackers, self.trackers = self.trackers, []
+        for sink in trackers:
+            sink.close()
 
     # -- drivers --------------------------------------------------------------------------------
     async def run(self, *, sync: bool = False, lead: int | None = None) -> int:

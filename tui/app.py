@@ -28,6 +28,7 @@ from tui.reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, St
 from tui.stats import band_counts, recent_envs, series, skill_stats
 from tui.widgets.bands import BandHistogram
 from tui.widgets.envs import EnvDetailView, EnvTable
+from tui.widgets.evals import EvalPanel
 from tui.widgets.events import EventLog
 from tui.widgets.header import RunHeader
 from tui.widgets.plots import MetricPlot
@@ -98,6 +99,8 @@ class SpadeApp(App[int]):
                         yield BandHistogram(id="bands")
                         yield Static("[b]skills[/b]", classes="caption")
                         yield SkillTable(id="skills")
+                        yield Static("[b]held-out eval[/b] (adapter - base)", classes="caption", id="evals-caption")
+                        yield EvalPanel(id="evals")
                 yield Static("[b]events[/b]", classes="caption")
                 yield EventLog(id="events")
             with TabPane("Environments [2]", id="environments"):
@@ -109,6 +112,7 @@ class SpadeApp(App[int]):
 
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
+        self._show_evals(False)
         self._render_header()
         self._schedule_poll()
         self.set_interval(self.poll_interval, self._schedule_poll)
@@ -154,6 +158,9 @@ class SpadeApp(App[int]):
             self.query_one("#bands", BandHistogram).show(band_counts(self.steps))
         if result.events:
             self.query_one("#events", EventLog).add_events(result.events, run_start)
+        if result.evals:
+            self.query_one("#evals", EvalPanel).add_rows(result.evals)
+            self._show_evals(True)
         changed = [e for e in result.envs if self.envs.get(e.id) != e]
         for e in changed:
             self.envs[e.id] = e
@@ -167,6 +174,8 @@ class SpadeApp(App[int]):
     def _forget_all(self) -> None:
         """The run was rewound (resumed from a checkpoint): start over from the full read."""
         self.steps.clear()
+        self.query_one("#evals", EvalPanel).clear()
+        self._show_evals(False)
         self.envs.clear()
         self.query_one("#events", EventLog).clear()
         self.query_one("#skills", SkillTable).clear()
@@ -176,6 +185,11 @@ class SpadeApp(App[int]):
         self.detail = None
         self._detail_wanted = None
         self.query_one("#env-detail", EnvDetailView).show(None)
+
+    def _show_evals(self, on: bool) -> None:
+        """The eval panel is shown only once the run has evaluation results."""
+        self.query_one("#evals", EvalPanel).display = on
+        self.query_one("#evals-caption", Static).display = on
 
     def _render_header(self) -> None:
         try:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomllib
+
 from tui.db import open_for_polling
 
 
@@ -30,6 +32,16 @@ class RunInfo:
     status: str
     """As stored, except ``dead`` for a ``running`` run whose owner process is gone."""
     created_at: float
+    max_steps: int | None = None
+    """run.max_steps of the run's config (None when unreadable)."""
+
+
+def _max_steps(config_toml: str | None) -> int | None:
+    try:
+        value = tomllib.loads(config_toml or "").get("run", {}).get("max_steps")
+    except tomllib.TOMLDecodeError:
+        return None
+    return int(value) if isinstance(value, int) else None
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,8 @@ class PollResult:
     steps: list[StepRow] = field(default_factory=list)
     events: list[EventRow] = field(default_factory=list)
     envs: list[EnvSummary] = field(default_factory=list)
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    """New whole-suite rows of the ``evals`` table (held-out evaluation), oldest first."""
     waiting: str | None = None
     reset: bool = False  # the run was rewound (resume): drop what was shown, this is all of it
 
@@ -125,6 +139,7 @@ class RunReader:
         self._lock = threading.Lock()
         self._last_step = -1
         self._last_event_id = 0
+        self._last_eval_id = 0
         self._env_mark: int | None = None  # highest created/updated step seen; None: not loaded
         self._epoch: tuple[int, int] | None = None  # (run id, newest 'resume' event id)
 
@@ -158,7 +173,7 @@ class RunReader:
         status = row["status"]
         if status == "running" and owner_gone(row, time.time()):
             status = "dead"
-        run = RunInfo(row["id"], row["name"], status, row["created_at"])
+        run = RunInfo(row["id"], row["name"], status, row["created_at"], _max_steps(row["config_toml"]))
         reset = self._rewound(conn, run.id)
         if reset:
             self._last_step, self._last_event_id, self._env_mark = -1, 0, None
@@ -199,7 +214,24 @@ class RunReader:
             self._last_event_id = events[-1].id
         marks = [max(e.created_step, e.updated_step or 0) for e in envs]
         self._env_mark = max([self._env_mark or 0, *marks])
-        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset)
+        if reset:
+            self._last_eval_id = 0
+        evals = self._new_evals(conn)
+        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset, evals=evals)
+
+    def _new_evals(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        """Whole-suite eval rows added since the last poll ([] for a database without evals)."""
+        try:
+            rows = conn.execute(
+                "SELECT id, model, suite, metric, n, mean, base_mean, delta, ci_low, ci_high, step FROM evals "
+                "WHERE id > ? AND task = '*' ORDER BY id",
+                (self._last_eval_id,),
+            ).fetchall()
+        except sqlite3.OperationalError:  # a run written before evaluation existed
+            return []
+        if rows:
+            self._last_eval_id = int(rows[-1]["id"])
+        return [dict(r) for r in rows]
 
     def _rewound(self, conn: sqlite3.Connection, run_id: int) -> bool:
         """True when rows already shown may have been deleted or rewritten.

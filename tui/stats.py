@@ -110,6 +110,18 @@ def elapsed_s(run: RunInfo, steps: Sequence[StepRow], now: float) -> float:
     return max(0.0, end - run.created_at)
 
 
+def eta_s(run: RunInfo, steps: Sequence[StepRow], window: int = 10) -> float | None:
+    """Seconds to run.max_steps at the mean wall time of the last ``window`` steps; None when
+    the run is not running, its budget is unknown, or no step has a wall time yet."""
+    if run.status != "running" or run.max_steps is None or not steps:
+        return None
+    walls = [s.wall_s for s in steps[-window:] if s.wall_s is not None]
+    if not walls:
+        return None
+    remaining = max(0, run.max_steps - (steps[-1].step + 1))
+    return remaining * sum(walls) / len(walls)
+
+
 def fmt_duration(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}"

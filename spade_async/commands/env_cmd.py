@@ -11,6 +11,7 @@ the environment wrote (observations, prints, errors, class name) goes through
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import textwrap
 from pathlib import Path
@@ -170,12 +171,15 @@ def _read_action(turn: int) -> str | None:
 
 @env.command("play")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=None, help="Replay this seed (default: a fresh random seed, printed).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None)
-def play(file: Path, seed: int, config_path: str | None) -> None:
+def play(file: Path, seed: int | None, config_path: str | None) -> None:
     """Play FILE in the terminal, one action per line."""
     cfg = _config(config_path)
     source = _read_source(file)
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    click.echo(f"seed {seed} (replay with --seed {seed})")
     try:
         code = anyio.run(_play, source, cfg, seed)
     except SandboxError as exc:

@@ -61,3 +61,16 @@ def test_play_in_terminal() -> None:
                                 input="\\boxed{right}\n\\boxed{fly}\n\n")
     assert result.exit_code == 0, result.output
     assert "Unknown move." in result.output and "bye" in result.output
+
+
+def test_play_draws_a_fresh_seed_and_prints_it_for_replay() -> None:
+    import re
+
+    seeds = []
+    for _ in range(2):
+        result = CliRunner().invoke(env_group, ["play", str(ENVS / "guess.py")], input="\n")
+        assert result.exit_code == 0, result.output
+        seeds.append(int(re.search(r"seed (\d+) \(replay with --seed \1\)", result.output).group(1)))
+    assert seeds[0] != seeds[1]  # 1 in 2**31 to collide
+    replay = CliRunner().invoke(env_group, ["play", str(ENVS / "guess.py"), "--seed", str(seeds[0])], input="\n")
+    assert f"seed {seeds[0]} " in replay.output

@@ -174,6 +174,14 @@ EVENTS: tuple[tuple[int, str, str], ...] = (
 )
 
 
+EVALS: tuple[tuple[object, ...], ...] = (
+    # step, model, suite, metric, n, mean, base_mean, delta, ci_low, ci_high
+    (None, "base", "games", "win_rate", 288, 0.08, None, None, None, None),
+    (11, "step_11", "games", "win_rate", 288, 0.14, 0.08, 0.06, 0.02, 0.10),
+    (11, "step_11", "games", "return", 288, 0.21, 0.18, 0.03, -0.01, 0.07),
+)
+
+
 def build_fixture_db(path: Path, *, status: str = "running", n_steps: int = N_STEPS) -> Path:
     """Create the fixture run database at ``path`` (WAL mode) and return ``path``."""
     conn = open_writer(path)
@@ -181,7 +189,7 @@ def build_fixture_db(path: Path, *, status: str = "running", n_steps: int = N_ST
         conn.executescript(sql)
     conn.execute(
         "INSERT INTO runs (id, name, config_toml, config_hash, created_at, status) "
-        "VALUES (1, ?, '', 'hash', ?, ?)",
+        "VALUES (1, ?, '[run]\nmax_steps = 24\n', 'hash', ?, ?)",
         (RUN_NAME, T0, status),
     )
     for e in ENVS:
@@ -195,6 +203,12 @@ def build_fixture_db(path: Path, *, status: str = "running", n_steps: int = N_ST
             "INSERT INTO episodes (run_id, step, env_id, adapter_version, hinted, outcome, turns, "
             "truncated, transcript) VALUES (1, 11, ?, 5, ?, ?, 3, 0, ?)",
             (COUNTER.id, hinted, outcome, json.dumps(transcript)),
+        )
+    for row in EVALS:
+        conn.execute(
+            "INSERT INTO evals (run_id, eval_id, created_at, step, model, suite, task, metric, n, mean, base_mean, "
+            "delta, ci_low, ci_high) VALUES (1, 'e1', ?, ?, ?, ?, '*', ?, ?, ?, ?, ?, ?, ?)",
+            (T0 + 700.0, *row),
         )
     conn.commit()
     conn.close()

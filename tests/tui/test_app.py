@@ -224,7 +224,7 @@ async def test_a_resumed_run_is_shown_from_its_checkpoint(db_path: Path) -> None
         conn.close()
         await app.poll_now()
         await settle(app, pilot)
-        assert "step 6 " in text_of(app.query_one("#header"))
+        assert "step 6/24 " in text_of(app.query_one("#header"))
         assert app.query_one("#env-table", EnvTable).row_count == 2
         log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
         assert "resume" in log and "rejected" not in log

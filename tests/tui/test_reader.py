@@ -145,3 +145,16 @@ def test_a_truncation_seen_before_the_resume_event_also_resets(db_path: Path) ->
     _rewind_to(db_path, 5)
     result = reader.poll()
     assert result.reset and [s.step for s in result.steps] == list(range(6))
+
+
+def test_poll_reads_max_steps_and_new_eval_rows_once(tmp_path: Path) -> None:
+    from tests.tui.fixture_db import EVALS, build_fixture_db
+
+    reader = RunReader(build_fixture_db(tmp_path / "run.sqlite"))
+    try:
+        first = reader.poll()
+        assert first.run is not None and first.run.max_steps == 24
+        assert [(r["model"], r["metric"], r["delta"]) for r in first.evals] == [(m, metric, d) for _, m, _, metric, _, _, _, d, _, _ in EVALS]
+        assert reader.poll().evals == []
+    finally:
+        reader.close()

@@ -95,3 +95,13 @@ def test_export_writes_a_runnable_file(db_path: Path, tmp_path: Path) -> None:
     exec(compile(source, str(path), "exec"), namespace)
     game = namespace["CounterGame"]()  # type: ignore[operator]
     assert game.reset()[0].startswith("Total 0")
+
+
+def test_eta_from_recent_step_times() -> None:
+    from tui.stats import eta_s
+
+    steps = [StepRow(i, i, 10.0, T0 + 10 * i, {}) for i in range(4)]
+    assert eta_s(RunInfo(1, "r", "running", T0, max_steps=10), steps) == 60.0  # 6 steps left x 10 s
+    assert eta_s(RunInfo(1, "r", "finished", T0, max_steps=10), steps) is None
+    assert eta_s(RunInfo(1, "r", "running", T0), steps) is None
+    assert eta_s(RunInfo(1, "r", "running", T0, max_steps=10), []) is None

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tui.reader import RunInfo, StepRow
-from tui.stats import elapsed_s, fmt_duration, fmt_num, latest
+from tui.stats import elapsed_s, eta_s, fmt_duration, fmt_num, latest
 
 _STATUS_STYLE = {
     "running": "bold green",
@@ -64,10 +64,16 @@ def render_header(
     last = steps[-1] if steps else None
     line1.append("   step ")
     line1.append("—" if last is None else str(last.step + 1), style="bold")  # 1-based, as on the console
+    if run.max_steps is not None:
+        line1.append(f"/{run.max_steps}", style="bold")
     line1.append("   adapter ")
     line1.append("—" if last is None else f"v{last.adapter_version}", style="bold")
     line1.append("   elapsed ")
     line1.append(fmt_duration(elapsed_s(run, steps, now)), style="bold")
+    eta = eta_s(run, steps)
+    if eta is not None:
+        line1.append("   ETA ")
+        line1.append(fmt_duration(eta), style="bold")
     line2 = Text()
     line2.append("throughput ")
     line2.append(fmt_num(latest(steps, "tokens_per_s"), 1), style="bold")
