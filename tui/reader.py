@@ -16,11 +16,10 @@ import socket
 import sqlite3
 import threading
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from tui.db import open_for_polling
 
