@@ -102,12 +102,15 @@ class ScriptedEngine:
     def decode(self, token_ids: list[int]) -> str:
         return "".join(chr(t) for t in token_ids if t != self.eos_token_id)
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  tools: list[dict[str, Any]] | None = None) -> str:
+        """A ChatML-like template without tool support (``tools`` is ignored, like SmolLM2's)."""
         text = "".join(f"\x02{m['role']}\n{m['content']}{self.EOS}\n" for m in messages)
         return text + ("\x02assistant\n" if add_generation_prompt else "")
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt))
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    tools: list[dict[str, Any]] | None = None) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt, tools))
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
         start = time.perf_counter()

@@ -78,11 +78,16 @@ class Engine(Protocol):
         """Detokenise, dropping special tokens."""
         ...
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """Render chat messages with the model's template (special tokens as text)."""
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  tools: list[dict[str, Any]] | None = None) -> str:
+        """Render chat messages with the model's template (special tokens as text).
+
+        ``tools`` (OpenAI function schemas) go to the template's own tool rendering; a template
+        without one ignores them (the tool-use agent detects that and lists them itself)."""
         ...
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    tools: list[dict[str, Any]] | None = None) -> list[int]:
         """``encode(chat_text(...))``: the rendered chat as token ids."""
         ...
 

@@ -102,11 +102,14 @@ class HFEngine:
     def decode(self, token_ids: list[int]) -> str:
         return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False))
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  tools: list[dict[str, Any]] | None = None) -> str:
+        extra = {"tools": tools} if tools else {}
+        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt))
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    tools: list[dict[str, Any]] | None = None) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt, tools))
 
     # -- generation ------------------------------------------------------------
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:

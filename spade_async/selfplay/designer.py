@@ -27,7 +27,7 @@ from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ValidationResult, validate_source
 from spade_async.selfplay.parsing import clean_hint, parse_designer
-from spade_async.selfplay.prompts import contract_text, render, render_example
+from spade_async.selfplay.prompts import contract_text, render, render_example, template_for
 
 DESIGNER_SYSTEM = "You write small, correct, self-contained Python programs."
 
@@ -44,6 +44,8 @@ class DesignJob:
     examples: list[Example] = field(default_factory=list)
     change: str = ""
     """For mutations: the one concrete change asked for (see ``prompts.MUTATIONS``)."""
+    domain: str = "games"
+    """`games` or `tool_use`: which templates, contract and admission checks apply."""
 
 
 @dataclass
@@ -90,14 +92,15 @@ def format_examples(examples: list[Example], low: float, high: float, ramp: floa
 def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: float = 0.6, ramp: float = 0.25) -> list[int]:
     """Token ids of the designer prompt for ``job``."""
     if job.origin == "mutation" and job.parent is not None:
-        user = render("designer_mutation", parent_code=job.parent.code.strip(), skill=job.skill, document=job.doc.text, change=job.change)
+        user = render(template_for(job.domain, "mutation"), parent_code=job.parent.code.strip(), skill=job.skill,
+                      document=job.doc.text, change=job.change)
     else:
         user = render(
-            "designer_fresh",
+            template_for(job.domain, "fresh"),
             skill=job.skill,
             document=job.doc.text,
             examples=format_examples(job.examples, low, high, ramp),
-            contract=contract_text(),
+            contract=contract_text(job.domain),
         )
     return engine.chat_prompt([{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}])
 
@@ -106,9 +109,9 @@ async def _one(engine: Engine, prompt_ids: list[int], sampling: Sampling, role: 
     return (await engine.generate([GenerationRequest(prompt_ids, sampling, role=role)]))[0]
 
 
-async def write_hint(engine: Engine, code: str, sampling: Sampling) -> str | None:
+async def write_hint(engine: Engine, code: str, sampling: Sampling, domain: str = "games") -> str | None:
     """Ask the policy for a privileged hint for ``code`` (not trained on)."""
-    prompt = engine.chat_prompt([{"role": "user", "content": render("hint", code=code.strip())}])
+    prompt = engine.chat_prompt([{"role": "user", "content": render(template_for(domain, "hint"), code=code.strip())}])
     completion = await _one(engine, prompt, sampling, "hint")
     return clean_hint(completion.text)
 
@@ -135,7 +138,7 @@ async def design_environment(
         if parsed.ok and parsed.code:
             design.code = parsed.code
             design.hint = parsed.hint
-            result = await validate_source(pool, parsed.code, max_turns=max_turns)
+            result = await validate_source(pool, parsed.code, max_turns=max_turns, domain=job.domain)
             design.validation = result
             design.reasons = list(result.reasons)
             if result.admitted:
@@ -146,13 +149,13 @@ async def design_environment(
             design.reasons = [parsed.reason or "no code block found"]
         if attempt == repair_turns:
             break
-        repair = render("repair", code=(design.code or text).strip(), reasons="\n".join(f"- {r}" for r in design.reasons))
+        repair = render(template_for(job.domain, "repair"), code=(design.code or text).strip(), reasons="\n".join(f"- {r}" for r in design.reasons))
         repair_prompt = engine.chat_prompt([{"role": "user", "content": repair}])
         text = (await _one(engine, repair_prompt, designer_sampling, "designer")).text
         design.attempts += 1
         design.origin = "repair"
     if design.admitted and not design.hint and separate_hint_call and design.code:
-        design.hint = await write_hint(engine, design.code, hint_sampling)
+        design.hint = await write_hint(engine, design.code, hint_sampling, job.domain)
     if design.admitted and not design.hint:
         design.admitted = False
         design.reasons.append("no hint: write HINT = \"...\" with a strategy that helps the player")
