@@ -104,8 +104,9 @@ class HFEngine:
 
     def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
                   tools: list[dict[str, Any]] | None = None) -> str:
-        extra = {"tools": tools} if tools else {}
-        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
+        spec: list[Any] | None = list(tools) if tools else None
+        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False,
+                                                      tools=spec))
 
     def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
                     tools: list[dict[str, Any]] | None = None) -> list[int]:

@@ -32,7 +32,7 @@ async def pool() -> AsyncIterator[SandboxPool]:
 async def env_facts(pool: SandboxPool, source: str, seed: int) -> tuple[list[str], int]:
     """The seed's solution calls and its own turn budget."""
     async with await pool.open(source) as env:
-        _, info = await env.reset(seed)
+        await env.reset(seed)
         solution = await env.solution()
         # The env's budget: step with no call until it ends itself.
         turns = 0
