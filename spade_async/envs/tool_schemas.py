@@ -35,6 +35,8 @@ MAX_SCHEMA_CHARS = 8000
 """Largest JSON text of one tool entry."""
 MAX_DEPTH = 8
 """Deepest nesting of subschemas."""
+MAX_TOOLS = 12
+"""Most tools one environment may declare (they are all listed in every agent prompt)."""
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -112,6 +114,8 @@ def schema_problems(tools: Any) -> list[str]:
     """Why a tool list cannot be admitted (empty when every tool is a valid, supported schema)."""
     if not isinstance(tools, list) or not tools:
         return ["tools must be a non-empty list of function schemas"]
+    if len(tools) > MAX_TOOLS:
+        return [f"{len(tools)} tools declared; keep to at most {MAX_TOOLS}"]
     problems: list[str] = []
     seen: set[str] = set()
     for entry in tools:

@@ -36,6 +36,7 @@ def test_each_problem_has_a_reason() -> None:
     assert "'$ref'" in tool_problems(tool("f", {"type": "object", "properties": {"x": {"$ref": "#"}}}))[0]
     assert "required names ['y']" in tool_problems(tool("f", {"type": "object", "properties": {}, "required": ["y"]}))[0]
     assert schema_problems([tool("f"), tool("f")]) == ["tool 'f' is declared twice"]
+    assert schema_problems([tool(f"t{i}") for i in range(13)]) == ["13 tools declared; keep to at most 12"]
     assert "not JSON data" in tool_problems({"function": {"name": "f", "description": object()}})[0]
 
 
