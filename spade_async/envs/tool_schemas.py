@@ -128,6 +128,23 @@ def schema_problems(tools: Any) -> list[str]:
     return problems
 
 
+_PLACEHOLDERS: dict[str, Any] = {"string": "text", "integer": 1, "number": 1.5, "boolean": True, "array": [],
+                                 "object": {}, "null": None}
+
+
+def _example_value(schema: Any) -> Any:
+    """A value of the right shape for ``schema``: its first enum entry, const, or a placeholder."""
+    if not isinstance(schema, dict):
+        return "text"
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    return _PLACEHOLDERS.get(kind, "text") if isinstance(kind, str) else "text"
+
+
 @dataclass
 class ToolBox:
     """The tools of one episode: names, schemas and a validator per usable tool."""
@@ -166,6 +183,22 @@ class ToolBox:
             return None
         where = "/".join(str(p) for p in error.absolute_path)
         return f"invalid arguments for {call.name}: {where + ': ' if where else ''}{error.message}"
+
+    def example_call(self) -> str:
+        """A well-formed call of the first tool, values taken from its schema (shown to the agent).
+
+        Small models copy the shape of an example far better than they follow a description of
+        it; the values (first enum entry, else a placeholder of the right type) are not a
+        solution: an instruction usually needs other values.
+        """
+        if not self.tools:
+            return '{"name": "<tool>", "arguments": {}}'
+        fn = tool_schema(self.tools[0])
+        params = parameters_of(self.tools[0])
+        props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+        required = [r for r in params.get("required", []) if isinstance(r, str) and r in props] or list(props)[:1]
+        args = {name: _example_value(props[name]) for name in required[:4]}
+        return json.dumps({"name": fn.get("name", "<tool>"), "arguments": args}, ensure_ascii=False)
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """The tools in the OpenAI ``tools=`` shape (what chat templates expect)."""

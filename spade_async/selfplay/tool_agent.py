@@ -42,9 +42,10 @@ NO_CALL = ""
 """What the environment is stepped with for a turn without a valid call (it costs a turn)."""
 
 
-def tool_messages_prompt(engine: Engine, tools: list[dict[str, Any]], first_user: str) -> list[int]:
+def tool_messages_prompt(engine: Engine, box: ToolBox, first_user: str) -> list[int]:
     """Prompt ids: system prompt + tools (natively when the template renders tools) + first user turn."""
-    system = render("agent_tool_system")
+    tools = box.openai_tools()
+    system = render("agent_tool_system", example=box.example_call())
     messages = [{"role": "system", "content": system}, {"role": "user", "content": first_user}]
     native = engine.chat_text(messages, add_generation_prompt=True, tools=tools)
     if native != engine.chat_text(messages, add_generation_prompt=True):
@@ -95,7 +96,7 @@ async def play_tool_episode(
             if hint is not None:
                 episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
                 first = render("agent_tool_hint", hint=hint, observation=obs)
-            ids = tool_messages_prompt(engine, box.openai_tools(), first)
+            ids = tool_messages_prompt(engine, box, first)
             mask, logps = [0] * len(ids), [0.0] * len(ids)
             versions: list[int] = []
             open_instruction = obs

@@ -40,7 +40,7 @@ EXPECTED = {
     "contract_tool": set(),
     "hint_tool": {"code"},
     "repair_tool": {"code", "reasons"},
-    "agent_tool_system": set(),
+    "agent_tool_system": {"example"},
     "agent_tool_list": {"tools"},
     "agent_tool_hint": {"hint", "observation"},
     "agent_tool_no_call": {"instruction"},
@@ -160,8 +160,10 @@ def test_tool_use_templates_per_domain() -> None:
     tool_contract = contract_text("tool_use")
     assert 'self.call("tool_name", argument=value)' in tool_contract and "{{" not in tool_contract
     assert '{"type": "function", "function": {"name": ...' in tool_contract
-    assert '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>' in render("agent_tool_system")
-    assert approx_tokens(tool_contract) <= 500 and approx_tokens(render("agent_tool_system")) <= 100
+    system = render("agent_tool_system", example='{"name": "f", "arguments": {}}')
+    assert '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>' in system
+    assert '<tool_call>{"name": "f", "arguments": {}}</tool_call>' in system
+    assert approx_tokens(tool_contract) <= 500 and approx_tokens(system) <= 130
 
 
 def test_tool_use_mutations() -> None:

@@ -65,3 +65,15 @@ def test_openai_tools_shape() -> None:
     shaped = ToolBox([{"name": "ping", "description": "d"}]).openai_tools()
     assert shaped == [{"type": "function", "function": {"name": "ping", "description": "d",
                                                         "parameters": {"type": "object", "properties": {}}}}]
+
+
+def test_example_call_is_a_valid_call_of_the_first_tool() -> None:
+    from spade_async.envs.tool_calls import parse_tool_calls
+
+    box = ToolBox([PAY, tool("ping")])
+    example = box.example_call()
+    assert example == '{"name": "pay", "arguments": {"payee": "text", "amount": 1}}'
+    assert box.check(parse_tool_calls(example)[0]) is None
+    lights = ToolBox([tool("turn_on", {"type": "object", "properties": {"room": {"enum": ["attic", "hall"]}}})])
+    assert lights.example_call() == '{"name": "turn_on", "arguments": {"room": "attic"}}'
+    assert ToolBox([]).example_call() == '{"name": "<tool>", "arguments": {}}'
