@@ -24,7 +24,6 @@ held no valid call at all.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from spade_async.engine.base import Engine, GenerationRequest, Sampling
 from spade_async.envs.tool_calls import CallError, parse_tool_calls
