@@ -195,7 +195,8 @@ class ToolBox:
             return '{"name": "<tool>", "arguments": {}}'
         fn = tool_schema(self.tools[0])
         params = parameters_of(self.tools[0])
-        props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+        found = params.get("properties")
+        props: dict[str, Any] = found if isinstance(found, dict) else {}
         required = [r for r in params.get("required", []) if isinstance(r, str) and r in props] or list(props)[:1]
         args = {name: _example_value(props[name]) for name in required[:4]}
         return json.dumps({"name": fn.get("name", "<tool>"), "arguments": args}, ensure_ascii=False)
