@@ -94,7 +94,7 @@ def _start(cfg: Config, *, headless: bool, sync: bool, resume: bool, force: bool
 
 @cli.group()
 def config() -> None:
-    """Inspect configuration files."""
+    """Inspect configuration files and the shipped presets."""
 
 
 @config.command("show")

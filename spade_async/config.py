@@ -260,8 +260,21 @@ class SandboxConfig(Section):
     """Largest reply a child may send."""
     max_children: int = Field(default=32, gt=0)
     """Most live env children at once."""
-    min_isolation: Literal["none", "process", "rlimits", "seccomp", "landlock", "full"] = "seccomp"
-    """Refuse to run generated code below this isolation level (probed at start)."""
+    min_isolation: Literal["none", "process", "rlimits", "seccomp", "landlock", "full"] = "landlock"
+    """Refuse to run generated code below this isolation level (probed at start). The default
+    includes filesystem confinement (Landlock); lowering it (e.g. to `seccomp` on a kernel
+    without Landlock) is an explicit choice: env code may then read what the trainer's uid can.
+    See docs/sandbox.md."""
+    warm_children: int = Field(default=2, ge=0)
+    """Env children forked and hardened ahead of need, so opening an env skips the fork (0: off).
+    The pool holds this many ready and the fork-server as many again; idle, they do not count
+    against `max_children`."""
+    disk_mib: int = Field(default=64, ge=1)
+    """Bytes (MiB) each env may store in its workdir (a size-capped tmpfs where the host allows it)."""
+    disk_inodes: int = Field(default=4096, ge=16)
+    """Files and folders each env may create in its workdir (same tmpfs)."""
+    idle_cpu_s: float = Field(default=1.0, gt=0.0)
+    """CPU seconds an env may use in total *between* calls (while the agent thinks) before it fails."""
 
 
 VLLM_LORA_RANKS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256, 320, 512)

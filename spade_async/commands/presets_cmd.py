@@ -57,7 +57,11 @@ def _device_of(preset: Preset) -> str:
 @click.argument("preset_name", metavar="[PRESET]", required=False)
 @click.argument("directory", metavar="[DIR]", required=False, default=".", type=click.Path(file_okay=False))
 def init(preset_name: str | None, directory: str) -> None:
-    """Write an editable copy of PRESET (default: tiny without a CUDA GPU, games with one) into DIR."""
+    """Write an editable copy of a preset, comments included, into DIR (never overwrites).
+
+    PRESET defaults to tiny when no CUDA GPU is visible and games when one is; DIR defaults
+    to the current folder.
+    """
     cuda = None
     if preset_name is None:
         cuda = cuda_visible()
