@@ -104,7 +104,7 @@ def env_pool(cfg: Config) -> list[SeedEnv]:
         if not pool:
             raise RunError(f"selfplay.fixed_pool {cfg.selfplay.fixed_pool}: no environment .py files found")
         return pool
-    return load_seeds(cfg.memory.seed_tier)
+    return load_seeds(cfg.memory.seed_tier, domain=cfg.selfplay.domain)
 
 
 def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:

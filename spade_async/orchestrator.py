@@ -50,6 +50,7 @@ from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
+from spade_async.selfplay.tool_agent import play_tool_episode
 from spade_async.tracking.names import namespaced
 from spade_async.tracking.sinks import make_sinks
 
@@ -176,7 +177,7 @@ class Pipeline:
         async def one(i: int, env: LiveEnv, seed: int, hinted: bool) -> None:
             await self.paused.wait()
             async with self.play_limiter:
-                ep = await play_episode(
+                ep = await (play_tool_episode if self.sp.domain == "tool_use" else play_episode)(
                     self.engine,
                     self.pool,
                     env_id=env.env_id,

@@ -105,14 +105,15 @@ class ScriptedEngine:
         return "".join(chr(t) for t in token_ids if t != self.eos_token_id)
 
     def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None) -> str:
+                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+        """A ChatML-like template without tool support (``tools`` is ignored, like SmolLM2's)."""
         self.chats.append((list(messages), enable_thinking))
         text = "".join(f"\x02{m['role']}\n{m['content']}{self.EOS}\n" for m in messages)
         return text + ("\x02assistant\n" if add_generation_prompt else "")
 
     def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
+                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking, tools))
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
         start = time.perf_counter()

@@ -72,7 +72,8 @@ async def play_actions(pool: SandboxPool, source: str, seed: int, actions: list[
 async def check_source(source: str, cfg: Config, seed: int, actions: list[str], max_turns: int) -> dict[str, Any]:
     """The whole report of ``env check`` as a JSON-able dict."""
     async with await SandboxPool.start(cfg.sandbox) as pool:
-        verdict = await validate_source(pool, source, max_turns=max_turns, seeds=(seed, seed + 1))
+        verdict = await validate_source(pool, source, max_turns=max_turns, seeds=(seed, seed + 1),
+                                        domain=cfg.selfplay.domain)
         steps = await play_actions(pool, source, seed, actions) if actions else []
         return {**verdict.as_dict(), "steps": steps, "isolation": pool.isolation.as_dict()}
 
@@ -111,7 +112,7 @@ def env() -> None:
 @click.option("--max-turns", type=click.IntRange(min=1), default=ADMISSION_TURN_LIMIT, show_default=True,
               help="Invalid actions within which the environment must end an episode by itself.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Config file whose [sandbox] limits apply.")
+              help="Config file whose [sandbox] limits and selfplay.domain (tool_use: the tool-use checks) apply.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check(file: Path, seed: int, actions: str, max_turns: int, config_path: str | None, as_json: bool) -> None:
     """Validate FILE in the sandbox; exit 0 if admitted, 1 if rejected."""

@@ -96,13 +96,15 @@ class Engine(Protocol):
         ...
 
     def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None) -> str:
+                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
         """Render chat messages with the model's template (special tokens as text);
-        ``enable_thinking`` goes to the template when not None."""
+        ``enable_thinking`` goes to the template when not None. ``tools`` (OpenAI function
+        schemas) go to the template's own tool rendering; a template without one ignores them
+        (the tool-use agent detects that and lists them itself)."""
         ...
 
     def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None) -> list[int]:
+                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
         """``encode(chat_text(...))``: the rendered chat as token ids."""
         ...
 

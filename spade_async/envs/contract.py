@@ -15,6 +15,10 @@ A games environment is one class with::
 
 reward in [0, 1]; deterministic for a given seed; fully observed text; actions are
 ``\\boxed{<command>}`` strings (the raw agent text is passed, ``self.parse_action`` extracts).
+
+A tool-use environment subclasses ``ToolUseEnv`` (see its docstring): tools as function-calling
+JSON schemas backed by methods over a mutable state dict, 3-5 instructions revealed one at a
+time, success checked on the state, reward = fraction of instructions satisfied.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import hashlib
 import heapq
 import itertools
 import json
@@ -30,6 +35,8 @@ import random
 import re
 import string
 from typing import Any, ClassVar
+
+from spade_async.envs.tool_calls import CallError, format_result, parse_tool_calls
 
 
 def parse_boxed(text: str) -> str | None:
@@ -100,49 +107,150 @@ class GameEnv:
 
 
 class ToolUseEnv(GameEnv):
-    """Base class for tool-use environments: mock OpenAI-style tools over a mutable backend.
+    """Base class for tool-use environments: mock function-calling tools over a mutable backend.
 
-    Subclasses define ``tools`` (a list of OpenAI function schemas), ``instructions``
-    (3-5 user instructions), ``_initial_state(rng)``, ``call_tool(name, args) -> str`` and
-    ``_success(state, instruction_index) -> bool``. Actions are JSON tool calls inside
-    ``\\boxed{...}``: ``\\boxed{{"name": "...", "arguments": {...}}}`` or ``\\boxed{done}``.
+    A subclass defines::
+
+        tools = [...]                 # OpenAI function schemas: {"type": "function", "function":
+                                      #   {"name", "description", "parameters": <JSON Schema object>}}
+        def initial_state(self)       # -> dict: the backend (a store, a calendar, an account),
+                                      #    drawn only from self.rng; JSON-like values
+        def instructions(self)        # -> list of 3-5 user instructions (may read self.state)
+        def check(self, index)        # -> bool: is instruction `index` satisfied by self.state?
+        def <tool name>(self, **arguments)  # one method per tool: reads/changes self.state and
+                                      #    returns the result (str, or data shown as JSON);
+                                      #    raise ValueError("...") to report a failed call
+        def solution(self)            # -> list of calls, each self.call("tool", arg=value),
+                                      #    that satisfies every instruction from reset(seed)
+
+    Episode: the first instruction is shown at reset; each step executes one tool call (the
+    agent harness sends a canonical ``{"name", "arguments"}`` JSON object; raw model text is
+    parsed too). After every call the current instruction is checked on the *state*: when it
+    holds, the next one is revealed (step reward 1/n per newly satisfied instruction). The
+    episode terminates when all are satisfied (reward 1.0) or when ``max_turns`` calls have been
+    made (reward = fraction satisfied). A malformed call or a tool that raises is an error
+    observation, never a crash.
     """
 
+    max_turns: int = 12
     tools: ClassVar[list[dict[str, Any]]] = []
-    instructions: ClassVar[list[str]] = []
+    result_limit: int = 2000
+    """Tool results longer than this many characters are cut."""
 
-    def _initial_state(self, rng: random.Random) -> dict[str, Any]:  # pragma: no cover
-        raise ContractError("define _initial_state(rng) returning the backend state dict")
+    def initial_state(self) -> dict[str, Any]:  # pragma: no cover - contract hook
+        raise ContractError("define initial_state(self) returning the backend state dict")
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> str:  # pragma: no cover
-        raise ContractError("define call_tool(name, arguments)")
+    def instructions(self) -> list[str]:  # pragma: no cover - contract hook
+        raise ContractError("define instructions(self) returning 3-5 instruction strings")
 
-    def _success(self, state: dict[str, Any], index: int) -> bool:  # pragma: no cover
-        raise ContractError("define _success(state, instruction_index)")
+    def check(self, index: int) -> bool:  # pragma: no cover - contract hook
+        raise ContractError("define check(self, index) returning whether instruction `index` holds on self.state")
 
-    def _reset(self) -> tuple[str, dict[str, Any]]:
-        self.state = self._initial_state(self.rng)
-        self.index = 0
-        tool_list = ", ".join(t.get("function", t).get("name", "?") for t in self.tools)
-        return (f"Tools: {tool_list}\nInstruction 1: {self.instructions[0]}", {"n_instructions": len(self.instructions)})
+    @staticmethod
+    def call(name: str, **arguments: Any) -> str:
+        """A tool call as the JSON text ``solution()`` returns: ``self.call("deposit", amount=5)``."""
+        return json.dumps({"name": name, "arguments": arguments})
 
-    def _step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        cmd = self.parse_action(action)
-        if cmd is None:
-            return "No action found. Use \\boxed{...}.", 0.0, False, self.turn >= self.max_turns, {}
-        if cmd.strip().lower() == "done":
-            if self._success(self.state, self.index):
-                self.index += 1
-                if self.index >= len(self.instructions):
-                    return "All instructions completed.", 1.0, True, False, {}
-                return f"Instruction {self.index + 1}: {self.instructions[self.index]}", self.index / len(self.instructions), False, False, {}
-            return "Instruction not yet satisfied.", 0.0, False, self.turn >= self.max_turns, {}
+    def tool_names(self) -> list[str]:
+        return [str(tool_schema(t).get("name", "")) for t in self.tools]
+
+    def _holds(self, index: int, errors: list[str]) -> bool:
         try:
-            call = json.loads(cmd)
-            result = self.call_tool(str(call["name"]), dict(call.get("arguments", {})))
-        except Exception as exc:  # the agent's malformed call is feedback, not a crash
-            result = f"error: {exc.__class__.__name__}: {exc}"
-        return str(result), 0.0, False, self.turn >= self.max_turns, {}
+            return bool(self.check(index))
+        except Exception as exc:  # a broken criterion is reported by admission, not fatal here
+            errors.append(f"check({index}) raised {exc.__class__.__name__}: {exc}")
+            return False
+
+    def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        self.seed_rng(seed)
+        state = self.initial_state()
+        if not isinstance(state, dict):
+            raise ContractError(f"initial_state() must return a dict, got {type(state).__name__}")
+        self.state = state
+        self.tasks = [str(t) for t in self.instructions()]
+        if not self.tasks:
+            raise ContractError("instructions() returned no instruction")
+        self.current = 0
+        errors: list[str] = []
+        met = [i for i in range(len(self.tasks)) if self._holds(i, errors)]
+        names = self.tool_names()
+        info = {
+            "tools": [dict(t) for t in self.tools],
+            "instructions": list(self.tasks),
+            "n_instructions": len(self.tasks),
+            "satisfied_at_reset": met,
+            "unbacked_tools": [n for n in names if n in RESERVED_NAMES or not callable(getattr(self, n, None))],
+            "check_errors": errors,
+            "state_digest": state_digest(self.state),
+        }
+        return f"Instruction 1 of {len(self.tasks)}: {self.tasks[0]}", info
+
+    def execute(self, action: str) -> str:
+        """Run the first call in ``action``; the result text (an ``error: ...`` line on failure)."""
+        calls = parse_tool_calls(action)
+        if not calls:
+            return ('error: no tool call found. Call one tool: '
+                    '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>')
+        call = calls[0]
+        if isinstance(call, CallError):
+            return f"error: {call.message}"
+        names = self.tool_names()
+        if call.name not in names or call.name in RESERVED_NAMES:
+            return f"error: unknown tool {call.name!r}; the tools are: {', '.join(names)}"
+        try:
+            value = getattr(self, call.name)(**call.arguments)
+        except Exception as exc:  # the tool's own failure is its answer
+            return f"error: {exc.__class__.__name__}: {exc}"
+        return format_result(value, self.result_limit)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.turn += 1
+        result = self.execute(action)
+        before = self.current
+        errors: list[str] = []
+        while self.current < len(self.tasks) and self._holds(self.current, errors):
+            self.current += 1
+        n = len(self.tasks)
+        info: dict[str, Any] = {"result": result, "satisfied": self.current, "n_instructions": n}
+        if errors:
+            info["check_errors"] = errors
+        if self.current >= n:
+            return f"{result}\n\nAll {n} instructions are done.", 1.0, True, False, info
+        obs = result
+        if self.current > before:
+            info["next_instruction"] = f"Instruction {self.current + 1} of {n}: {self.tasks[self.current]}"
+            obs += "\n\n" + info["next_instruction"]
+        if self.turn >= self.max_turns:
+            return (f"{obs}\n\nOut of turns: {self.current} of {n} instructions done.",
+                    self.current / n, True, False, info)
+        return obs, (self.current - before) / n, False, False, info
+
+
+def tool_schema(entry: Any) -> dict[str, Any]:
+    """The function part of a tool entry (``{"type": "function", "function": {...}}`` or bare)."""
+    if isinstance(entry, dict) and isinstance(entry.get("function"), dict):
+        return entry["function"]
+    return entry if isinstance(entry, dict) else {}
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(v) for v in value), key=repr)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return repr(value)
+
+
+def state_digest(state: Any) -> str:
+    """A fingerprint of the backend state (equal states, equal digests, across processes)."""
+    text = json.dumps(state, sort_keys=True, default=_canonical)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+RESERVED_NAMES: frozenset[str] = frozenset(
+    {*dir(ToolUseEnv), "state", "tasks", "current", "rng", "turn"}
+)
+"""Names a tool may not have: the base class's own methods and attributes."""
 
 
 INJECTED: dict[str, Any] = {

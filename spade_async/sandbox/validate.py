@@ -21,6 +21,7 @@ from typing import Any
 from spade_async.envs.contract import ALLOWED_IMPORTS
 from spade_async.sandbox.errors import EnvProtocolError, EnvTimeout, SandboxError
 from spade_async.sandbox.pool import SandboxedEnv, SandboxPool
+from spade_async.sandbox.validate_tool_use import check_tool_use
 
 GARBAGE_ACTIONS: tuple[str, ...] = (
     "\\boxed{xyzzy}", "", "\\boxed{}", "hello there", "\\boxed{" + "9" * 300 + "}",
@@ -212,9 +213,13 @@ environments that never end."""
 
 
 async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
-                          seeds: tuple[int, ...] = (0, 1)) -> ValidationResult:
+                          seeds: tuple[int, ...] = (0, 1), domain: str = "games") -> ValidationResult:
     """Run every admission check on ``source`` in sandbox children; never raises for bad code
-    (cancellation still propagates)."""
+    (cancellation still propagates).
+
+    ``domain = "tool_use"`` replaces the solution check with the tool-use checks
+    (``validate_tool_use``: schemas, state determinism, instructions unmet at reset and reachable).
+    """
     validator = _Validator(pool, source, max_turns, seeds or (0,))
     size = len(source.encode("utf-8", "surrogatepass")) if isinstance(source, str) else -1
     if size <= 0 or size > pool.cfg.max_source_bytes:
@@ -223,7 +228,7 @@ async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = AD
         return validator.result()
     validator.passed("size")
     try:
-        await _run_phases(validator)
+        await _run_phases(validator, domain)
     except Exception as exc:
         log.warning("admission check failed internally: %r", exc)
         validator.fail("internal", f"the check itself failed on this code ({type(exc).__name__}); "
@@ -231,11 +236,15 @@ async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = AD
     return validator.result()
 
 
-async def _run_phases(validator: _Validator) -> None:
+async def _run_phases(validator: _Validator, domain: str = "games") -> None:
     if not await validator.phase_static():
         return
     traces = await validator.phase_traces()
     if traces and len(traces) == len(validator.seeds):
         await validator.phase_determinism(traces)
-    if validator.checks.get("loads"):
+    if validator.checks.get("loads") and domain == "tool_use":
+        verdict = await check_tool_use(validator.pool, validator.source, validator.seeds, validator.max_turns)
+        verdict.apply(validator.fail, validator.passed)
+        validator.has_solution, validator.solution_wins = verdict.has_solution, verdict.solution_wins
+    elif validator.checks.get("loads"):
         await validator.phase_solution()

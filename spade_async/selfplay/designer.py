@@ -33,7 +33,7 @@ from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ValidationResult, validate_source
 from spade_async.selfplay.parsing import clean_hint, parse_designer
-from spade_async.selfplay.prompts import contract_text, render, render_example
+from spade_async.selfplay.prompts import contract_text, render, render_example, template_for
 
 DESIGNER_SYSTEM = "You write small, correct, self-contained Python programs."
 
@@ -50,6 +50,8 @@ class DesignJob:
     examples: list[Example] = field(default_factory=list)
     change: str = ""
     """For mutations: the one concrete change asked for (see ``prompts.MUTATIONS``)."""
+    domain: str = "games"
+    """`games` or `tool_use`: which templates, contract and admission checks apply."""
 
 
 @dataclass
@@ -105,14 +107,15 @@ def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: flo
                   enable_thinking: bool | None = None) -> list[int]:
     """Token ids of the designer prompt for ``job``."""
     if job.origin == "mutation" and job.parent is not None:
-        user = render("designer_mutation", parent_code=job.parent.code.strip(), skill=job.skill, document=job.doc.text, change=job.change)
+        user = render(template_for(job.domain, "mutation"), parent_code=job.parent.code.strip(), skill=job.skill,
+                      document=job.doc.text, change=job.change)
     else:
         user = render(
-            "designer_fresh",
+            template_for(job.domain, "fresh"),
             skill=job.skill,
             document=job.doc.text,
             examples=format_examples(job.examples, low, high, ramp),
-            contract=contract_text(),
+            contract=contract_text(job.domain),
         )
     return engine.chat_prompt([{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}],
                               enable_thinking=enable_thinking)
@@ -157,10 +160,11 @@ async def _one(engine: Engine, prompt_ids: list[int], sampling: Sampling, role: 
     return (await engine.generate([GenerationRequest(prompt_ids, sampling, role=role)]))[0]
 
 
-async def write_hint(engine: Engine, code: str, sampling: Sampling, max_model_len: int | None = None) -> str | None:
+async def write_hint(engine: Engine, code: str, sampling: Sampling, max_model_len: int | None = None,
+                     domain: str = "games") -> str | None:
     """Ask the policy for a privileged hint for ``code`` (not trained on); None when the
     prompt cannot fit in ``max_model_len`` with the hint's completion."""
-    prompt = engine.chat_prompt([{"role": "user", "content": render("hint", code=code.strip())}],
+    prompt = engine.chat_prompt([{"role": "user", "content": render(template_for(domain, "hint"), code=code.strip())}],
                                 enable_thinking=sampling.enable_thinking)
     budget = prompt_budget(max_model_len, sampling)
     if budget is not None and len(prompt) > budget:
@@ -195,7 +199,7 @@ async def design_environment(
         if parsed.ok and parsed.code:
             design.code = parsed.code
             design.hint = parsed.hint
-            result = await validate_source(pool, parsed.code, max_turns=max_turns)
+            result = await validate_source(pool, parsed.code, max_turns=max_turns, domain=job.domain)
             design.validation = result
             design.reasons = list(result.reasons)
             if result.admitted:
@@ -207,14 +211,14 @@ async def design_environment(
         if attempt == repair_turns:
             break
         repair_prompt = _repair_prompt(engine, (design.code or text).strip(), design.reasons, budget,
-                                       designer_sampling.enable_thinking)
+                                       designer_sampling.enable_thinking, job.domain)
         if repair_prompt is None:
             break
         text = (await _one(engine, repair_prompt, designer_sampling, "designer")).text
         design.attempts += 1
         design.origin = "repair"
     if design.admitted and not design.hint and separate_hint_call and design.code:
-        design.hint = await write_hint(engine, design.code, hint_sampling, max_model_len)
+        design.hint = await write_hint(engine, design.code, hint_sampling, max_model_len, job.domain)
     if design.admitted and not design.hint:
         design.admitted = False
         design.reasons.append("no hint: write HINT = \"...\" with a strategy that helps the player")
@@ -222,11 +226,11 @@ async def design_environment(
 
 
 def _repair_prompt(engine: Engine, code: str, reasons: list[str], budget: int | None,
-                   enable_thinking: bool | None) -> list[int] | None:
+                   enable_thinking: bool | None, domain: str = "games") -> list[int] | None:
     """The repair prompt with as many validator reasons as fit in ``budget`` (None: cannot fit)."""
     for n in range(len(reasons), -1, -1):
         shown = reasons[:n] or ["the environment did not pass validation"]
-        repair = render("repair", code=code, reasons="\n".join(f"- {r}" for r in shown))
+        repair = render(template_for(domain, "repair"), code=code, reasons="\n".join(f"- {r}" for r in shown))
         ids = engine.chat_prompt([{"role": "user", "content": repair}], enable_thinking=enable_thinking)
         if budget is None or len(ids) <= budget:
             return ids

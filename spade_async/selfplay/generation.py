@@ -169,8 +169,9 @@ class EnvGenerator:
                 high=self.sp.plateau_high,
                 rng=self.curriculum.rng,
             )
-            change = pick_mutation(self.curriculum.rng) if parent else ""
-            jobs.append(DesignJob(skill, doc, "mutation" if parent else "fresh", parent=parent, examples=examples, change=change))
+            change = pick_mutation(self.curriculum.rng, self.sp.domain) if parent else ""
+            jobs.append(DesignJob(skill, doc, "mutation" if parent else "fresh", parent=parent, examples=examples,
+                                  change=change, domain=self.sp.domain))
         results: list[Design | None] = [None] * len(jobs)
 
         async def one(i: int, job: DesignJob) -> None:

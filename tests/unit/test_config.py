@@ -44,6 +44,15 @@ def test_games_is_the_paper_recipe() -> None:
     assert load_config(ROOT / "configs" / "tool_use.toml").selfplay.regen_every == 8
 
 
+def test_tool_use_configs() -> None:
+    gpu = load_config(ROOT / "configs" / "tool_use.toml")
+    assert (gpu.selfplay.domain, gpu.selfplay.regen_every, gpu.learner.kl_coef) == ("tool_use", 8, 0.005)
+    assert (gpu.selfplay.plays, gpu.selfplay.hinted_plays, gpu.run.device) == (16, 16, "cuda")
+    cpu = load_config(ROOT / "configs" / "tool_use_tiny.toml")
+    assert (cpu.selfplay.domain, cpu.run.device, cpu.memory.seed_tier) == ("tool_use", "cpu", "easy")
+    assert cpu.engine.agent.stop == ["</tool_call>"] and cpu.selfplay.action_prefill
+
+
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.name)
 def test_bad_config_message(path: Path) -> None:
     expected = path.read_text().splitlines()[0].removeprefix("# expect: ")

@@ -1,4 +1,4 @@
-"""The environment contract: ``\\boxed{}`` parsing (nested JSON too) and the ToolUseEnv base."""
+"""The environment contract: ``\\boxed{}`` parsing (nested JSON too) and the ToolUseEnv base (tool calls, state checks, rewards)."""
 
 from __future__ import annotations
 
@@ -27,32 +27,65 @@ def test_parse_boxed(text: str, expected: str | None) -> None:
 
 class Counter(ToolUseEnv):
     max_turns = 6
-    tools: ClassVar = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]
-    instructions: ClassVar = ["Make the counter 3.", "Make the counter 5."]
+    tools: ClassVar = [
+        {"type": "function", "function": {"name": "add", "description": "Add k to the counter.",
+                                          "parameters": {"type": "object", "properties": {"k": {"type": "integer"}},
+                                                         "required": ["k"]}}},
+        {"type": "function", "function": {"name": "fail", "parameters": {"type": "object"}}},
+    ]
 
-    def _initial_state(self, rng):
-        return {"n": 0}
+    def initial_state(self):
+        return {"n": 0, "seen": {3, 1}}
 
-    def call_tool(self, name, arguments):
-        if name != "add":
-            raise KeyError(name)
-        self.state["n"] += int(arguments["k"])
-        return f"counter = {self.state['n']}"
+    def instructions(self):
+        return ["Make the counter 3.", "Make the counter 5."]
 
-    def _success(self, state, index):
-        return state["n"] == (3, 5)[index]
+    def check(self, index):
+        return self.state["n"] == (3, 5)[index]
+
+    def add(self, k):
+        self.state["n"] += int(k)
+        return {"counter": self.state["n"]}
+
+    def fail(self):
+        raise ValueError("this tool always fails")
 
 
-def test_tool_use_env_runs_sequential_instructions() -> None:
+def test_tool_use_env_reveals_instructions_and_checks_the_state() -> None:
     env = Counter()
     obs, info = env.reset(seed=1)
-    assert "add" in obs and info["n_instructions"] == 2
-    assert env.step(r'\boxed{{"name": "add", "arguments": {"k": 3}}}')[0] == "counter = 3"
-    obs, reward, done, _, _ = env.step(r"\boxed{done}")
-    assert not done and reward == 0.5 and "Instruction 2" in obs
-    assert "error: KeyError" in env.step(r'\boxed{{"name": "mul", "arguments": {}}}')[0]
-    env.step(r'\boxed{{"name": "add", "arguments": {"k": 2}}}')
-    assert env.step(r"\boxed{done}")[1:3] == (1.0, True)
+    assert obs == "Instruction 1 of 2: Make the counter 3."
+    assert info["n_instructions"] == 2 and info["satisfied_at_reset"] == [] and info["unbacked_tools"] == []
+    assert [t["function"]["name"] for t in info["tools"]] == ["add", "fail"]
+    obs, reward, done, _, step_info = env.step(env.call("add", k=3))
+    assert obs.startswith('{"counter": 3}') and "Instruction 2 of 2" in obs
+    assert (reward, done, step_info["satisfied"]) == (0.5, False, 1)
+    assert step_info["next_instruction"] == "Instruction 2 of 2: Make the counter 5."
+    # Malformed calls and failing tools are error observations, not crashes.
+    assert env.step('<tool_call>{"name": "add", "arguments": {</tool_call>')[0].startswith("error: the tool call is not valid JSON")
+    assert env.step(env.call("mul"))[0].startswith("error: unknown tool 'mul'")
+    assert env.step(env.call("fail"))[0] == "error: ValueError: this tool always fails"
+    assert env.step(env.call("add", x=1))[0].startswith("error: TypeError")
+    obs, reward, done, truncated, _ = env.step('<tool_call>{"name": "add", "arguments": {"k": 2}}</tool_call>')
+    assert (reward, done, truncated) == (1.0, True, False) and "All 2 instructions are done" in obs
+
+
+def test_tool_use_env_scores_the_fraction_done_when_out_of_turns() -> None:
+    env = Counter()
+    env.reset(seed=0)
+    env.step(env.call("add", k=3))
+    results = [env.step("I have no idea") for _ in range(5)]
+    assert results[-1][1:4] == (0.5, True, False)  # 1 of 2 instructions: final reward 0.5
+    assert all(r[1] == 0.0 and not r[2] for r in results[:-1])
+    env.reset(seed=0)
+    assert [env.step("")[1] for _ in range(6)][-1] == 0.0  # doing nothing scores 0
+
+
+def test_tool_use_state_digest_is_canonical() -> None:
+    from spade_async.envs.contract import state_digest
+
+    assert state_digest({"a": {1, 2}, "b": [1]}) == state_digest({"b": [1], "a": {2, 1}})
+    assert state_digest({"a": 1}) != state_digest({"a": 2})
 
 
 def test_game_env_is_deterministic_per_seed_and_injected() -> None:

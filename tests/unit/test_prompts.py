@@ -11,7 +11,9 @@ import pytest
 from spade_async.envs.seeds import load_seeds
 from spade_async.selfplay.parsing import extract_code
 from spade_async.selfplay.prompts import (
+    DOMAIN_TEMPLATES,
     MUTATIONS,
+    TOOL_USE_MUTATIONS,
     PromptError,
     available_prompts,
     contract_text,
@@ -21,6 +23,7 @@ from spade_async.selfplay.prompts import (
     placeholders,
     render,
     render_example,
+    template_for,
 )
 
 EXPECTED = {
@@ -32,6 +35,15 @@ EXPECTED = {
     "repair": {"code", "reasons"},
     "agent_system": set(),
     "agent_hint": {"hint", "observation"},
+    "designer_tool_fresh": {"skill", "document", "examples", "contract"},
+    "designer_tool_mutation": {"skill", "document", "parent_code", "change"},
+    "contract_tool": set(),
+    "hint_tool": {"code"},
+    "repair_tool": {"code", "reasons"},
+    "agent_tool_system": {"example"},
+    "agent_tool_list": {"tools"},
+    "agent_tool_hint": {"hint", "observation"},
+    "agent_tool_no_call": {"instruction"},
 }
 CHARS_PER_TOKEN = 3.6
 """Measured for SmolLM2's tokenizer on these prompts (code-heavy English)."""
@@ -61,7 +73,9 @@ def test_render_fills_everything_and_strips_the_header(name: str) -> None:
     assert not text.startswith("#") and "Placeholders" not in text
     for field in EXPECTED[name]:
         assert f"<{field.upper()}>" in text
-    assert "{{" not in text and "}}" not in text
+    assert "{{" not in text
+    if "tool" not in name:  # tool templates show JSON objects, which end in "}}" legitimately
+        assert "}}" not in text
 
 
 def test_render_errors_are_specific() -> None:
@@ -135,3 +149,37 @@ def test_designer_prompts_fit_a_small_context() -> None:
         assert approx_tokens(mutation) <= budget
     assert approx_tokens(render("agent_system")) <= 100
     assert approx_tokens(contract_text()) <= 320
+
+
+def test_tool_use_templates_per_domain() -> None:
+    assert template_for("tool_use", "fresh") == "designer_tool_fresh" and template_for("games", "hint") == "hint"
+    with pytest.raises(PromptError, match="no 'fresh' template for domain 'chess'"):
+        template_for("chess", "fresh")
+    for purposes in DOMAIN_TEMPLATES.values():
+        assert set(purposes.values()) <= set(available_prompts())
+    tool_contract = contract_text("tool_use")
+    assert 'self.call("tool_name", argument=value)' in tool_contract and "{{" not in tool_contract
+    assert '{"type": "function", "function": {"name": ...' in tool_contract
+    system = render("agent_tool_system", example='{"name": "f", "arguments": {}}')
+    assert '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>' in system
+    assert '<tool_call>{"name": "f", "arguments": {}}</tool_call>' in system
+    assert approx_tokens(tool_contract) <= 500 and approx_tokens(system) <= 130
+
+
+def test_tool_use_mutations() -> None:
+    assert len(set(TOOL_USE_MUTATIONS)) == len(TOOL_USE_MUTATIONS) >= 6
+    assert not set(TOOL_USE_MUTATIONS) & set(MUTATIONS)
+    assert {pick_mutation(random.Random(i), "tool_use") for i in range(60)} == set(TOOL_USE_MUTATIONS)
+
+
+def test_tool_use_designer_prompts_fit_a_small_context() -> None:
+    seeds = load_seeds("standard", "tool_use")
+    longest = max(seeds, key=lambda s: len(s.source))
+    fresh = render("designer_tool_fresh", skill="Optimization", document="x" * 1500,
+                   examples=render_example(longest.source, win_rate=0.5, regret=0.6, band="in_band"),
+                   contract=contract_text("tool_use"))
+    assert approx_tokens(fresh) <= 2600, approx_tokens(fresh)
+    easy = min(load_seeds("easy", "tool_use"), key=lambda s: len(s.source))
+    small = render("designer_tool_fresh", skill="Optimization", document="x" * 600,
+                   examples=render_example(easy.source), contract=contract_text("tool_use"))
+    assert approx_tokens(small) <= 1200, approx_tokens(small)  # what configs/tool_use_tiny.toml sends

@@ -51,14 +51,21 @@ def _is_env_file(name: str) -> bool:
 
 TIERS = ("standard", "easy", "all")
 """``standard``: the probing games (two per skill); ``easy``: one short game per skill that a
-~100M-parameter model sometimes wins (a warm-up so small models get GRPO signal)."""
+~100M-parameter model sometimes wins (a warm-up so small models get GRPO signal). For the
+tool-use domain: six multi-tool environments, and three one-tool ones."""
+DOMAINS = ("games", "tool_use")
+"""Seed libraries: games at the top of this folder, tool-use environments in ``tool_use/``."""
 
 
-def load_seeds(tier: str = "standard") -> list[SeedEnv]:
-    """The built-in seed library of ``tier``, sorted by name (from a wheel or a source tree)."""
+def load_seeds(tier: str = "standard", domain: str = "games") -> list[SeedEnv]:
+    """The built-in seed library of ``tier`` for ``domain``, sorted by name (wheel or source tree)."""
     if tier not in TIERS:
         raise ValueError(f"unknown seed tier {tier!r}; choose from {TIERS}")
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown domain {domain!r}; choose from {DOMAINS}")
     root = resources.files(__name__)
+    if domain == "tool_use":
+        root = root / "tool_use"
     folders = {"standard": [root], "easy": [root / "easy"], "all": [root, root / "easy"]}[tier]
     seeds = [
         _from_source(entry.name[:-3], entry.read_text(encoding="utf-8"), f"seed {entry.name}")

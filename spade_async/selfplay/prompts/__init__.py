@@ -9,7 +9,9 @@ fields. Always ``render`` a template, even one without fields, so doubled braces
 single.
 
 Templates: ``designer_fresh``, ``designer_mutation``, ``example``, ``contract``, ``hint``,
-``repair``, ``agent_system``, ``agent_hint``.
+``repair``, ``agent_system``, ``agent_hint``; for the tool-use domain ``designer_tool_fresh``,
+``designer_tool_mutation``, ``contract_tool``, ``hint_tool``, ``repair_tool``,
+``agent_tool_system``, ``agent_tool_list``, ``agent_tool_hint``, ``agent_tool_no_call``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,35 @@ MUTATIONS: tuple[str, ...] = (
 )
 """Concrete changes for ``designer_mutation``'s ``{change}``: small models follow one
 specific instruction far better than "write a variant"."""
+
+
+TOOL_USE_MUTATIONS: tuple[str, ...] = (
+    "add one new tool that looks something up, and an instruction that needs its answer",
+    "add a fourth or fifth instruction that builds on the result of an earlier one",
+    "replace the backend with a different one (a calendar, files, a shop, an account) keeping the shape of the tools",
+    "make the backend state larger (more records), so the assistant must search it",
+    "make one tool stricter: it raises ValueError for a wrong argument, and an instruction needs the right one",
+    "change the story, tool names and data to fit the document, keeping the instructions working",
+    "make an instruction depend on a value only a lookup tool reveals (a price, a balance, a free slot)",
+    "remove one tool and rewrite the instructions so the others still reach every goal",
+)
+"""Concrete changes for ``designer_tool_mutation``: the tool-use domain's own mutations."""
+
+DOMAIN_TEMPLATES: dict[str, dict[str, str]] = {
+    "games": {"fresh": "designer_fresh", "mutation": "designer_mutation", "contract": "contract", "hint": "hint",
+              "repair": "repair"},
+    "tool_use": {"fresh": "designer_tool_fresh", "mutation": "designer_tool_mutation", "contract": "contract_tool",
+                 "hint": "hint_tool", "repair": "repair_tool"},
+}
+"""The designer's templates per domain (``selfplay.domain``)."""
+
+
+def template_for(domain: str, purpose: str) -> str:
+    """The template name for ``purpose`` (fresh, mutation, contract, hint, repair) in ``domain``."""
+    try:
+        return DOMAIN_TEMPLATES[domain][purpose]
+    except KeyError:
+        raise PromptError(f"no {purpose!r} template for domain {domain!r}; domains: {sorted(DOMAIN_TEMPLATES)}") from None
 
 
 class PromptError(KeyError):
@@ -88,9 +119,9 @@ def render(name: str, **fields: object) -> str:
     return load_prompt(name).format(**fields)
 
 
-def contract_text() -> str:
-    """The environment rules, for ``designer_fresh``'s ``{contract}``."""
-    return render("contract")
+def contract_text(domain: str = "games") -> str:
+    """The environment rules, for ``designer_fresh``'s (or ``designer_tool_fresh``'s) ``{contract}``."""
+    return render(template_for(domain, "contract"))
 
 
 def example_verdict(
@@ -128,6 +159,6 @@ def render_example(
     return render("example", title=f"Example {index}", verdict=verdict, code=code.strip("\n"))
 
 
-def pick_mutation(rng: random.Random) -> str:
-    """A random entry of :data:`MUTATIONS` for ``designer_mutation``'s ``{change}``."""
-    return rng.choice(MUTATIONS)
+def pick_mutation(rng: random.Random, domain: str = "games") -> str:
+    """A random entry of :data:`MUTATIONS` (or :data:`TOOL_USE_MUTATIONS`) for the mutation's ``{change}``."""
+    return rng.choice(TOOL_USE_MUTATIONS if domain == "tool_use" else MUTATIONS)
