@@ -15,6 +15,9 @@ import click
 
 from spade_async import __version__
 from spade_async.commands.env_cmd import env
+from spade_async.commands.eval_cmd import eval_command
+from spade_async.commands.export_cmd import export
+from spade_async.commands.report_cmd import report
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 
 EXIT_CONFIG = 2
@@ -108,6 +111,9 @@ def tui(run_dir: str) -> None:
 
 
 cli.add_command(env)
+cli.add_command(eval_command)
+cli.add_command(export)
+cli.add_command(report)
 
 
 def main() -> None:

@@ -94,6 +94,35 @@ MIGRATIONS: list[tuple[str, str]] = [
         # The TUI polls "environments touched since step N"; without this it scans the code pages.
         "CREATE INDEX environments_updated ON environments(updated_step);",
     ),
+    (
+        "0003_evals",
+        # Held-out evaluation results (spade_async.eval): one row per model x suite x task x metric
+        # of one `spade-async eval` invocation (or one in-loop evaluation), grouped by eval_id.
+        """
+        CREATE TABLE evals (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id),
+            eval_id TEXT NOT NULL,                    -- one evaluation (all its rows share it)
+            created_at REAL NOT NULL,
+            step INTEGER,                             -- training step of the adapter (NULL: base / outside a run)
+            model TEXT NOT NULL,                      -- 'base' or the adapter's label
+            adapter TEXT,                             -- adapter folder (NULL for the base model)
+            suite TEXT NOT NULL,
+            task TEXT NOT NULL,                       -- '*' = the whole suite
+            metric TEXT NOT NULL,
+            n INTEGER NOT NULL,                       -- paired items
+            mean REAL,
+            base_mean REAL,                           -- NULL on base rows
+            delta REAL,                               -- mean - base_mean over the paired items
+            ci_low REAL,                              -- 95% paired bootstrap interval of delta
+            ci_high REAL,
+            n_errors INTEGER NOT NULL DEFAULT 0,      -- items not scored (sandbox failure), left out
+            seconds REAL                              -- wall time this model took on the whole eval
+        );
+        CREATE INDEX evals_eval ON evals(eval_id);
+        CREATE INDEX evals_step ON evals(step);
+        """,
+    ),
 ]
 
 METRIC_KEYS: tuple[str, ...] = (

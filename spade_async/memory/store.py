@@ -599,3 +599,32 @@ class Store:
                 "AND id NOT IN (SELECT env_id FROM episodes)",
                 (run_id, step),
             )
+
+    # ---------------------------------------------------------------- evals (spade_async.eval)
+
+    EVAL_COLUMNS: tuple[str, ...] = (
+        "eval_id", "step", "model", "adapter", "suite", "task", "metric", "n", "mean", "base_mean",
+        "delta", "ci_low", "ci_high", "n_errors", "seconds",
+    )
+
+    async def record_evals(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert evaluation rows (keys: ``EVAL_COLUMNS``) in one transaction, attached to the
+        current run, or to the newest run of the file when none is current (``spade-async eval``
+        opens a run's database from outside the run)."""
+        async with self._tx() as conn:
+            run_id = self.run_id
+            if run_id is None:
+                row = await (await conn.execute("SELECT MAX(id) FROM runs")).fetchone()
+                run_id = None if row is None or row[0] is None else int(row[0])
+            now = time.time()
+            cols = ", ".join(self.EVAL_COLUMNS)
+            marks = ", ".join("?" for _ in self.EVAL_COLUMNS)
+            await conn.executemany(
+                f"INSERT INTO evals (run_id, created_at, {cols}) VALUES (?, ?, {marks})",
+                [(run_id, now, *(r.get(c) for c in self.EVAL_COLUMNS)) for r in rows],
+            )
+
+    async def evals(self) -> list[dict[str, Any]]:
+        """Every evaluation row of this file, oldest first."""
+        rows = await self._fetchall("SELECT * FROM evals ORDER BY id")
+        return [dict(r) for r in rows]

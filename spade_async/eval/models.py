@@ -1,0 +1,72 @@
+"""Which models an evaluation compares: the base, checkpoints of a run, adapter folders.
+
+Why a module: ``--step 12``, ``--step last``, ``--adapter PATH`` (a PEFT folder or a
+checkpoint folder holding one) must all resolve to a PEFT adapter folder, or fail with one
+line that says what exists instead. Checkpoints are named as on disk: ``--step N`` is
+``RUN_DIR/checkpoints/step_N`` (the checkpoint written after training step N + 1, counting
+from 1 as the console does).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from spade_async.checkpoint import ADAPTER_DIR
+from spade_async.eval.runner import BASE, ModelSpec
+
+ADAPTER_FILE = "adapter_config.json"
+
+
+class ModelSpecError(Exception):
+    """An adapter or checkpoint that cannot be evaluated; the message names it and the fix."""
+
+
+def checkpoint_steps(run_dir: Path) -> list[int]:
+    root = run_dir / "checkpoints"
+    if not root.is_dir():
+        return []
+    return sorted(int(p.name[5:]) for p in root.glob("step_*") if p.name[5:].isdigit() and (p / ADAPTER_DIR).is_dir())
+
+
+def adapter_folder(path: Path) -> Path:
+    """``path`` itself when it is a PEFT folder, else its ``adapter/`` subfolder (a checkpoint)."""
+    for candidate in (path, path / ADAPTER_DIR):
+        if (candidate / ADAPTER_FILE).is_file():
+            return candidate
+    raise ModelSpecError(f"{path}: no PEFT adapter here (no {ADAPTER_FILE}, nor {ADAPTER_DIR}/{ADAPTER_FILE})")
+
+
+def step_adapter(run_dir: Path, step: str) -> ModelSpec:
+    steps = checkpoint_steps(run_dir)
+    if not steps:
+        raise ModelSpecError(f"{run_dir} has no checkpoint with an adapter; train first, or pass --adapter PATH")
+    if step == "last":
+        n = steps[-1]
+    elif step.isdigit() and int(step) in steps:
+        n = int(step)
+    else:
+        raise ModelSpecError(f"--step {step}: no checkpoint {run_dir}/checkpoints/step_{step}; "
+                             f"available: {', '.join(map(str, steps))} (or 'last')")
+    return ModelSpec(f"step_{n}", str(adapter_folder(run_dir / "checkpoints" / f"step_{n}")), n)
+
+
+def resolve_models(run_dir: Path | None, adapters: tuple[str, ...], steps: tuple[str, ...]) -> list[ModelSpec]:
+    """The base first, then each ``--step`` and ``--adapter`` (default with a run: its newest checkpoint)."""
+    models = [ModelSpec(BASE)]
+    if steps and run_dir is None:
+        raise ModelSpecError("--step needs a RUN_DIR (the run whose checkpoints to use)")
+    if run_dir is not None and not steps and not adapters and checkpoint_steps(run_dir):
+        steps = ("last",)
+    for step in steps:
+        models.append(step_adapter(run_dir, step))  # type: ignore[arg-type]  # checked above
+    for raw in adapters:
+        path = Path(raw)
+        if not path.exists():
+            raise ModelSpecError(f"--adapter {raw}: no such folder")
+        models.append(ModelSpec(path.resolve().name if path.name != ADAPTER_DIR else path.resolve().parent.name,
+                                str(adapter_folder(path))))
+    labels = [m.label for m in models]
+    for i, m in enumerate(models):  # two adapters named alike (two runs' step_5): make labels unique
+        if labels.count(m.label) > 1:
+            models[i] = ModelSpec(f"{m.label}#{i}", m.adapter, m.step)
+    return models

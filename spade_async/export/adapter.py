@@ -1,0 +1,85 @@
+"""Export a run's adapter: the PEFT folder as is, or merged into the base model.
+
+Why merged: a PEFT adapter needs peft and the exact base weights it was trained on (here
+often the embedded model converted into a local cache); merged weights plus the tokenizer
+load with ``AutoModelForCausalLM.from_pretrained`` alone, anywhere. The merge runs in
+float32 on CPU (the trainer's LoRA weights are float32) and is saved in the base model's
+dtype unless ``dtype`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from spade_async.eval.models import ADAPTER_FILE, ModelSpecError, step_adapter
+
+MANIFEST = "spade_export.json"
+
+
+class ExportError(Exception):
+    """An export that cannot be done as asked; the message says why and what to do."""
+
+
+def _fresh_out(out: Path, force: bool) -> None:
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise ExportError(f"{out} exists and is not empty; choose another folder or pass --force")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def find_adapter(run_dir: Path, step: str = "last") -> tuple[Path, int]:
+    """The adapter folder of ``run_dir/checkpoints/step_N`` (``last``: the newest) and N."""
+    try:
+        spec = step_adapter(run_dir, step)
+    except ModelSpecError as exc:
+        raise ExportError(str(exc)) from None
+    assert spec.adapter is not None and spec.step is not None
+    return Path(spec.adapter), spec.step
+
+
+def export_adapter(run_dir: Path, out: Path, *, step: str = "last", merge: bool = False, force: bool = False,
+                   model_path: str | None = None) -> dict[str, Any]:
+    """Write the adapter (or the merged model) to ``out``; returns the manifest written beside it.
+
+    ``model_path``: the base model folder; default: resolved from the run's config.
+    """
+    from spade_async.launch import load_run_config
+
+    adapter, n = find_adapter(run_dir, step)
+    cfg = load_run_config(run_dir)
+    _fresh_out(out, force)
+    manifest: dict[str, Any] = {"run_dir": str(run_dir.resolve()), "step": n, "base_model": cfg.model.name,
+                                "merged": merge, "source_adapter": str(adapter)}
+    if not merge:
+        for item in adapter.iterdir():
+            if item.is_file():
+                shutil.copy2(item, out / item.name)
+    else:
+        if model_path is None:
+            from spade_async.engine.embedded import resolve_model_path
+
+            model_path = resolve_model_path(cfg.model.name)
+        merge_adapter(Path(model_path), adapter, out)
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def merge_adapter(model_path: Path, adapter: Path, out: Path) -> None:
+    """Base + LoRA -> plain weights and tokenizer in ``out`` (loadable by transformers alone)."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    if not (adapter / ADAPTER_FILE).is_file():
+        raise ExportError(f"{adapter}: no PEFT adapter here")
+    base = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
+    saved_dtype = getattr(base.config, "torch_dtype", None) or getattr(base.config, "dtype", None)
+    merged = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload()
+    if isinstance(saved_dtype, torch.dtype) and saved_dtype != torch.float32:
+        merged = merged.to(saved_dtype)
+    merged.save_pretrained(str(out), safe_serialization=True)
+    AutoTokenizer.from_pretrained(str(model_path)).save_pretrained(str(out))

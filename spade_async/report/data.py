@@ -1,0 +1,63 @@
+"""What a report needs from a run database, read through a read-only connection.
+
+Why one snapshot: the run may be writing while we read; each query sees the last committed
+state (WAL), and everything is read in one short connection so the report is consistent
+enough for plots (a step written between two queries at worst adds one point).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spade_async.memory.readonly import open_readonly
+
+
+@dataclass
+class RunData:
+    name: str
+    status: str
+    steps: list[int] = field(default_factory=list)
+    metrics: list[dict[str, float]] = field(default_factory=list)
+    """One dict per step; missing or NaN values are ``nan``."""
+    valid_by_skill: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Skill -> (admitted, designed) over the run's designed candidates."""
+    evals: list[dict[str, Any]] = field(default_factory=list)
+    """Rows of the ``evals`` table (empty for a database without it)."""
+    episodes: int = 0
+    checkpoints: list[int] = field(default_factory=list)
+
+    def series(self, key: str) -> list[float]:
+        return [m.get(key, math.nan) for m in self.metrics]
+
+
+def _num(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def read_run(db: Path) -> RunData:
+    """Read everything a report plots; ``FileNotFoundError`` when ``db`` does not exist."""
+    conn = open_readonly(db)
+    try:
+        run = conn.execute("SELECT name, status FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+        data = RunData(name=run["name"] if run else "?", status=run["status"] if run else "?")
+        for row in conn.execute("SELECT step, metrics FROM steps ORDER BY step"):
+            data.steps.append(int(row["step"]) + 1)  # 1-based, as the console counts
+            data.metrics.append({k: _num(v) for k, v in json.loads(row["metrics"]).items()})
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for row in conn.execute("SELECT skill, valid FROM environments WHERE origin != 'seed'"):
+            counts[row["skill"] or "unknown"][0] += int(row["valid"])
+            counts[row["skill"] or "unknown"][1] += 1
+        data.valid_by_skill = {k: (v[0], v[1]) for k, v in sorted(counts.items())}
+        data.episodes = int(conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
+        data.checkpoints = [int(r[0]) for r in conn.execute("SELECT step FROM checkpoints ORDER BY step")]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "evals" in tables:
+            data.evals = [dict(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
+    finally:
+        conn.close()
+    return data

@@ -1,0 +1,49 @@
+"""The report's Markdown summary: headline figures, the eval table, and the plots embedded."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from spade_async.report.data import RunData
+from spade_async.report.plots import PLOTS, eval_headlines
+
+
+def _f(v: float | None, signed: bool = False) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    return f"{v:+.3f}" if signed else f"{v:.3f}"
+
+
+def _mean_of(values: list[float]) -> float:
+    finite = [v for v in values if not math.isnan(v)]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
+def summary(data: RunData, run_dir: Path) -> str:
+    lines = [f"# Run report: {data.name}", "",
+             f"- folder: `{run_dir}`", f"- status: {data.status}",
+             f"- steps recorded: {len(data.steps)}; episodes: {data.episodes}; "
+             f"checkpoints: {', '.join(f'step_{s}' for s in data.checkpoints) or 'none'}", ""]
+    if data.steps:
+        k = max(1, len(data.steps) // 4)
+        lines += ["| metric | first quarter | last quarter |", "|---|---|---|"]
+        for key, label in (("agent_return_mean", "agent return"), ("regret_mean", "regret"),
+                           ("learnable_fraction", "learnable fraction"), ("valid_fraction", "valid fraction")):
+            series = data.series(key)
+            lines.append(f"| {label} | {_f(_mean_of(series[:k]))} | {_f(_mean_of(series[-k:]))} |")
+        lines.append("")
+    rows = eval_headlines(data)
+    lines += ["## Held-out evaluation", ""]
+    if rows:
+        lines += ["| model | suite | metric | n | base | model | delta | 95% interval |", "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            interval = f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]"
+            lines.append(f"| {r['model']} | {r['suite']} | {r['metric']} | {r['n']} | {_f(r['base_mean'])} | "
+                         f"{_f(r['mean'])} | {_f(r['delta'], True)} | {interval} |")
+    else:
+        lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")
+    lines.append("")
+    for name, (_draw, title) in PLOTS.items():
+        lines += [f"## {title}", "", f"![{title}]({name})", ""]
+    return "\n".join(lines)

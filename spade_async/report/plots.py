@@ -1,0 +1,177 @@
+"""The report's PNG plots (matplotlib, Agg backend: no display needed).
+
+Why these plots: they are the questions a SPADE run must answer. Is the hint informative
+(regret, with the hinted and plain arms it is the difference of)? Does the agent improve
+(return)? Does the designer keep environments learnable and in the target band (learnable
+fraction, band shares)? Does it write code that runs (valid fraction per skill)? Is the pool
+diverse (Vendi score per environment)? Does the adapter beat the base on held-out items
+(eval deltas with their 95% intervals)?
+
+Every figure is ``SIZE`` inches at ``DPI``, so each PNG is exactly ``PIXELS`` pixels; a plot
+with nothing to show says so inside the frame instead of being left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from spade_async.report.data import RunData
+
+SIZE = (8.0, 4.0)
+DPI = 100
+PIXELS = (int(SIZE[0] * DPI), int(SIZE[1] * DPI))
+"""(width, height) of every PNG."""
+BANDS = (("band_too_hard", "too hard", "#c0392b"), ("band_in_band", "in band", "#27ae60"),
+         ("band_too_easy", "too easy", "#2980b9"), ("band_invalid", "invalid", "#7f8c8d"))
+
+
+def _empty(ax: Axes, why: str) -> None:
+    ax.text(0.5, 0.5, why, ha="center", va="center", transform=ax.transAxes, color="gray")
+
+
+def _finite(xs: list[int], ys: list[float]) -> tuple[list[int], list[float]]:
+    pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if not math.isnan(y)]
+    return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str) -> None:
+    drawn = False
+    for key, label in series:
+        xs, ys = _finite(data.steps, data.series(key))
+        if xs:
+            ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, label=label)
+            drawn = True
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    if drawn:
+        ax.legend(loc="best", fontsize=8)
+        ax.grid(alpha=0.3)
+    else:
+        _empty(ax, "not measured in this run")
+
+
+def plot_regret(ax: Axes, data: RunData) -> None:
+    ax.set_title("hint regret and the two arms")
+    _lines(ax, data, [("regret_mean", "regret (clipped, scaled)"), ("hint_return_mean", "hinted arm return"),
+                      ("plain_return_mean", "plain arm return")], "value")
+
+
+def plot_return(ax: Axes, data: RunData) -> None:
+    ax.set_title("agent return (plain plays, trained on)")
+    _lines(ax, data, [("agent_return_mean", "agent return")], "mean outcome")
+
+
+def plot_learnable(ax: Axes, data: RunData) -> None:
+    ax.set_title("learnable fraction (win rate in [0.2, 0.8])")
+    _lines(ax, data, [("learnable_fraction", "learnable fraction")], "share of live envs")
+    ax.set_ylim(-0.02, 1.02)
+
+
+def plot_bands(ax: Axes, data: RunData) -> None:
+    ax.set_title("win-rate band shares of the live environments")
+    counts = [[0.0 if math.isnan(v) else v for v in data.series(key)] for key, _, _ in BANDS]
+    totals = [sum(col) for col in zip(*counts, strict=True)] if counts and data.steps else []
+    if not totals or not any(totals):
+        _empty(ax, "not measured in this run")
+        return
+    shares = [[c / t if t else 0.0 for c, t in zip(row, totals, strict=True)] for row in counts]
+    ax.stackplot(data.steps, shares, labels=[label for _, label, _ in BANDS], colors=[c for _, _, c in BANDS], alpha=0.85)
+    ax.set_xlabel("step")
+    ax.set_ylabel("share")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def plot_valid_by_skill(ax: Axes, data: RunData) -> None:
+    ax.set_title("valid fraction of designed environments, per skill")
+    if not data.valid_by_skill:
+        _empty(ax, "no designed environments (fixed pool run)")
+        return
+    skills = list(data.valid_by_skill)
+    fractions = [ok / total if total else 0.0 for ok, total in data.valid_by_skill.values()]
+    bars = ax.barh(skills, fractions, color="#8e44ad")
+    for bar, (ok, total) in zip(bars, data.valid_by_skill.values(), strict=True):
+        ax.text(bar.get_width() + 0.01, bar.get_y() + bar.get_height() / 2, f"{ok}/{total}", va="center", fontsize=8)
+    ax.set_xlim(0, 1.15)
+    ax.set_xlabel("admitted / designed")
+
+
+def plot_diversity(ax: Axes, data: RunData) -> None:
+    ax.set_title("diversity: Vendi score / number of live environments")
+    ratio = [v / n if n and not math.isnan(n) and n > 0 else math.nan
+             for v, n in zip(data.series("env_diversity"), data.series("n_envs"), strict=True)]
+    xs, ys = _finite(data.steps, ratio)
+    if not xs:
+        _empty(ax, "not measured in this run")
+        return
+    ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, color="#d35400")
+    ax.set_xlabel("step")
+    ax.set_ylabel("Vendi / n (1 = all distinct)")
+    ax.set_ylim(0, 1.05)
+    ax.grid(alpha=0.3)
+
+
+def eval_headlines(data: RunData) -> list[dict[str, Any]]:
+    """Per (model, suite, metric), the newest whole-suite row that has a delta."""
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in data.evals:
+        if row["task"] == "*" and row["delta"] is not None:
+            latest[(row["model"], row["suite"], row["metric"])] = row
+    return list(latest.values())
+
+
+def plot_evals(ax: Axes, data: RunData) -> None:
+    ax.set_title("held-out evaluation: adapter - base, 95% interval")
+    rows = eval_headlines(data)
+    if not rows:
+        _empty(ax, "no evaluation yet: spade-async eval RUN_DIR")
+        return
+    labels = [f"{r['model']} {r['suite']} {r['metric']}" for r in rows]
+    deltas = [r["delta"] for r in rows]
+    lows = [r["delta"] - r["ci_low"] if r["ci_low"] is not None else 0.0 for r in rows]
+    highs = [r["ci_high"] - r["delta"] if r["ci_high"] is not None else 0.0 for r in rows]
+    ys = list(range(len(rows)))
+    ax.errorbar(deltas, ys, xerr=[lows, highs], fmt="o", capsize=4, color="#2c3e50")
+    ax.axvline(0.0, color="gray", linewidth=1, linestyle="--")
+    ax.set_yticks(ys, labels, fontsize=8)
+    ax.set_xlabel("paired delta")
+    ax.invert_yaxis()
+
+
+PLOTS: dict[str, tuple[Callable[[Axes, RunData], None], str]] = {
+    "regret.png": (plot_regret, "Regret and both arms"),
+    "agent_return.png": (plot_return, "Agent return"),
+    "learnable_fraction.png": (plot_learnable, "Learnable fraction"),
+    "bands.png": (plot_bands, "Win-rate band shares"),
+    "valid_by_skill.png": (plot_valid_by_skill, "Valid fraction per skill"),
+    "diversity.png": (plot_diversity, "Vendi / n"),
+    "eval_deltas.png": (plot_evals, "Held-out evaluation deltas"),
+}
+"""File name -> (drawing function, section title)."""
+
+
+def write_plots(data: RunData, out: Path) -> list[Path]:
+    """Draw every plot into ``out``; returns the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (draw, _title) in PLOTS.items():
+        fig: Figure = plt.figure(figsize=SIZE, dpi=DPI)
+        try:
+            ax = fig.add_subplot()
+            draw(ax, data)
+            fig.tight_layout()
+            fig.savefig(out / name, dpi=DPI)
+        finally:
+            plt.close(fig)
+        written.append(out / name)
+    return written
