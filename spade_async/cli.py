@@ -1,4 +1,4 @@
-"""`spade-async` command line: run, resume, config, env, tui.
+"""`spade-async` command line: run, resume, init, config, env, setup-model, tui.
 
 Why a thin layer: every command parses its input, turns any expected failure (bad config,
 bad environment file, missing run) into one clear line and an exit status, and hands off
@@ -17,15 +17,19 @@ from spade_async import __version__
 from spade_async.commands.env_cmd import env
 from spade_async.commands.eval_cmd import eval_command
 from spade_async.commands.export_cmd import export
+from spade_async.commands.model_cmd import setup_model
+from spade_async.commands.presets_cmd import config_list, init
 from spade_async.commands.report_cmd import report
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
+from spade_async.presets import resolve_config
 
 EXIT_CONFIG = 2
 
 
 def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
+    """A config file, or a preset by name (`tiny`); an existing path wins over a preset."""
     try:
-        return load_config(path, list(overrides))
+        return load_config(resolve_config(path), list(overrides))
     except ConfigError as exc:
         for line in exc.problems:
             click.echo(f"error: {line}", err=True)
@@ -47,7 +51,7 @@ def cli() -> None:
 @click.option("--resume", is_flag=True, help="Continue from the newest complete checkpoint in run.run_dir.")
 @click.option("--force", is_flag=True, help="With --resume: accept a config that differs from the checkpointed one.")
 def run(config_path: str, overrides: tuple[str, ...], max_steps: int | None, headless: bool, sync_mode: bool, resume: bool, force: bool) -> None:
-    """Train by self-play with the settings in CONFIG."""
+    """Train by self-play with the settings in CONFIG (a file, or a preset name: spade-async config list)."""
     if max_steps is not None:
         overrides = (*overrides, f"run.max_steps={max_steps}")
     cfg = _load_or_exit(config_path, overrides)
@@ -72,6 +76,13 @@ def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
 def _start(cfg: Config, *, headless: bool, sync: bool, resume: bool, force: bool) -> int:
     """Run in the TUI when a terminal is attached (the CLI is the application shell: the
     library itself never imports the TUI), else headless with console progress."""
+    from spade_async.launch import KNOWN_ERRORS, preflight
+
+    try:
+        preflight(cfg)  # before the TUI opens: a missing GPU or model is one line, not a screen
+    except KNOWN_ERRORS as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
     if not headless and sys.stdout.isatty() and sys.stdin.isatty():
         try:
             from tui.run import run_with_tui
@@ -86,16 +97,31 @@ def _start(cfg: Config, *, headless: bool, sync: bool, resume: bool, force: bool
 
 @cli.group()
 def config() -> None:
-    """Inspect configuration files."""
+    """Inspect configuration files and the shipped presets."""
 
 
 @config.command("show")
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a value before showing.")
-def config_show(config_path: str, overrides: tuple[str, ...]) -> None:
-    """Print CONFIG fully resolved (defaults filled in) as TOML."""
+@click.option("--gpus", type=click.IntRange(min=0), default=None,
+              help="Resolve the placement for a machine with this many GPUs (default: this machine's).")
+def config_show(config_path: str, overrides: tuple[str, ...], gpus: int | None) -> None:
+    """Print CONFIG (a file or a preset name) fully resolved (defaults filled in) as TOML, then
+    where engine and learner would run (as TOML comments)."""
+    from spade_async.gpu import cuda_device_count
+    from spade_async.placement import PlacementError, resolve_placement
+
     cfg = _load_or_exit(config_path, overrides)
     click.echo(config_to_toml(cfg), nl=False)
+    count = cuda_device_count() if gpus is None else gpus
+    where = "this machine" if gpus is None else "a machine"
+    click.echo(f"\n# placement on {where} with {count} GPU(s):")
+    try:
+        lines = resolve_placement(cfg, count).describe()
+    except PlacementError as exc:
+        lines = [f"cannot run here: {exc}"]
+    for line in lines:
+        click.echo(f"#   {line}")
 
 
 @cli.command()
@@ -114,6 +140,9 @@ cli.add_command(env)
 cli.add_command(eval_command)
 cli.add_command(export)
 cli.add_command(report)
+cli.add_command(init)
+cli.add_command(setup_model)
+config.add_command(config_list)
 
 
 def main() -> None:

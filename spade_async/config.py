@@ -52,6 +52,10 @@ class RunConfig(Section):
     """Write a resumable checkpoint every this many steps (and at the end of the run)."""
     keep_checkpoints: int = Field(default=3, gt=0)
     """How many complete checkpoints to keep on disk; older ones are deleted."""
+    keep_adapters: int = Field(default=3, ge=2)
+    """How many of the newest adapter versions to keep in run_dir/adapters (at least 2: the
+    engine may reload the previous one from disk); versions a kept checkpoint was taken at
+    are kept too."""
 
 
 class ModelConfig(Section):
@@ -60,7 +64,7 @@ class ModelConfig(Section):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """Weights dtype; `auto` is float32 on CPU and bfloat16 on CUDA."""
     lora_rank: int = Field(default=16, gt=0, le=512)
-    """LoRA rank. vLLM accepts 8, 16, 32, 64, 128, 256, 320, 512."""
+    """LoRA rank. With `engine.backend = "vllm"` it must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512."""
     lora_alpha: int = Field(default=32, gt=0)
     """LoRA alpha (scaling = alpha / rank)."""
     lora_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
@@ -84,6 +88,9 @@ class SamplingConfig(Section):
     """Most tokens generated per call."""
     stop: list[str] = Field(default_factory=list)
     """Strings that end a completion (kept in the output)."""
+    enable_thinking: bool | None = None
+    """Passed to the chat template as `enable_thinking` (Qwen3: false skips the <think> block);
+    unset: the template's own default. Templates without the switch ignore it."""
 
 
 class EngineConfig(Section):
@@ -253,8 +260,50 @@ class SandboxConfig(Section):
     """Largest reply a child may send."""
     max_children: int = Field(default=32, gt=0)
     """Most live env children at once."""
-    min_isolation: Literal["none", "process", "rlimits", "seccomp", "landlock", "full"] = "seccomp"
-    """Refuse to run generated code below this isolation level (probed at start)."""
+    min_isolation: Literal["none", "process", "rlimits", "seccomp", "landlock", "full"] = "landlock"
+    """Refuse to run generated code below this isolation level (probed at start). The default
+    includes filesystem confinement (Landlock); lowering it (e.g. to `seccomp` on a kernel
+    without Landlock) is an explicit choice: env code may then read what the trainer's uid can.
+    See docs/sandbox.md."""
+    warm_children: int = Field(default=2, ge=0)
+    """Env children forked and hardened ahead of need, so opening an env skips the fork (0: off).
+    The pool holds this many ready and the fork-server as many again; idle, they do not count
+    against `max_children`."""
+    disk_mib: int = Field(default=64, ge=1)
+    """Bytes (MiB) each env may store in its workdir (a size-capped tmpfs where the host allows it)."""
+    disk_inodes: int = Field(default=4096, ge=16)
+    """Files and folders each env may create in its workdir (same tmpfs)."""
+    idle_cpu_s: float = Field(default=1.0, gt=0.0)
+    """CPU seconds an env may use in total *between* calls (while the agent thinks) before it fails."""
+
+
+VLLM_LORA_RANKS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The LoRA ranks vLLM accepts for ``max_lora_rank``."""
+
+
+class PlacementConfig(Section):
+    gpus: list[int] | None = None
+    """GPU numbers (as CUDA numbers the GPUs visible to this process) the run may use; unset:
+    every visible GPU. One GPU: engine and learner share it. Two or more: the learner gets
+    `learner_gpu` and the vLLM engine gets the rest."""
+    learner_gpu: int | None = None
+    """GPU the learner trains on when the run has two or more; unset: the first of `gpus`."""
+    tensor_parallel_size: int = Field(default=1, gt=0)
+    """vLLM: GPUs per engine replica (raise it when the model does not fit one GPU). The
+    engine's GPUs form len(engine GPUs) / tensor_parallel_size data-parallel replicas."""
+    dedicated_memory_utilization: float = Field(default=0.90, gt=0.0, lt=1.0)
+    """vLLM's share of each engine GPU when the learner has a GPU of its own
+    (`engine.gpu_memory_utilization` applies when they share one)."""
+
+    @field_validator("gpus")
+    @classmethod
+    def _distinct(cls, gpus: list[int] | None) -> list[int] | None:
+        if gpus is not None:
+            if not gpus:
+                raise ValueError("name at least one GPU, or leave it unset to use every visible GPU")
+            if any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
+                raise ValueError(f"{gpus}: GPU numbers must be distinct and >= 0")
+        return gpus
 
 
 class LogConfig(Section):
@@ -284,6 +333,8 @@ class Config(Section):
     """Limits of the environment sandbox."""
     log: LogConfig = Field(default_factory=LogConfig)
     """Console and metric logging."""
+    placement: PlacementConfig = Field(default_factory=PlacementConfig)
+    """Which GPUs generate and which train (resolved at start; `config show` prints it)."""
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Config:
@@ -297,6 +348,14 @@ class Config(Section):
                 "designs leaves a skill with one design, whose centred reward is always 0; "
                 "lower skills_per_regen or raise envs_per_step"
             )
+        if self.engine.backend == "vllm" and self.model.lora_rank not in VLLM_LORA_RANKS:
+            raise ValueError(
+                f"model.lora_rank: vLLM serves LoRA ranks {', '.join(map(str, VLLM_LORA_RANKS))} only, "
+                f"not {self.model.lora_rank}; pick one of them"
+            )
+        p = self.placement
+        if p.learner_gpu is not None and p.gpus is not None and p.learner_gpu not in p.gpus:
+            raise ValueError(f"placement.learner_gpu: {p.learner_gpu} is not among placement.gpus {p.gpus}; add it or unset learner_gpu")
         if self.selfplay.skills_per_regen > len(self.selfplay.skills):
             raise ValueError(
                 f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "
@@ -427,3 +486,10 @@ def config_to_toml(cfg: Config) -> str:
 
     emit("", cfg.model_dump())
     return "\n".join(lines).rstrip() + "\n"
+
+
+def gpu_settings(cfg: Config) -> list[str]:
+    """The settings of ``cfg`` that need a CUDA GPU (empty for a config that runs on a CPU)."""
+    return [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
+                            ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm"),
+                            ("model.qlora = true", cfg.model.qlora)) if on]

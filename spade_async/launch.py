@@ -25,16 +25,24 @@ from spade_async.checkpoint import (
     set_rng_states,
     write_checkpoint,
 )
-from spade_async.config import Config, ConfigError, config_to_toml, load_config
+from spade_async.config import Config, ConfigError, config_to_toml, gpu_settings, load_config
 from spade_async.corpus import Corpus, CorpusError
-from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path
+from spade_async.engine.embedded import (
+    EmbeddedModelError,
+    gguf_path,
+    resolve_model_path,
+    uses_embedded_model,
+)
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.failpoints import failpoint
+from spade_async.gpu import cuda_device_count
 from spade_async.memory.embed import EmbedError, make_embedder
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.store import Store
 from spade_async.orchestrator import Pipeline
+from spade_async.placement import Placement, PlacementError, resolve_placement
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
+from spade_async.selfplay.designer import PromptTooLong
 
 DB_NAME = "run.sqlite"
 CONFIG_NAME = "config.toml"
@@ -48,16 +56,17 @@ def config_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def build_engine(cfg: Config, model_path: str) -> Any:
+def build_engine(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
+    placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
     if cfg.engine.backend == "vllm":
         from spade_async.engine.vllm import VLLMEngine
 
-        return VLLMEngine(model_path, cfg)
+        return VLLMEngine(model_path, cfg, placement)
     from spade_async.engine.hf import HFEngine
 
     return HFEngine(
         model_path,
-        device=cfg.run.device,
+        device=placement.engine_device,
         dtype=cfg.model.dtype,
         batch_size=cfg.engine.batch_size,
         max_model_len=cfg.engine.max_model_len,
@@ -65,15 +74,19 @@ def build_engine(cfg: Config, model_path: str) -> Any:
     )
 
 
-def build_learner(cfg: Config, model_path: str) -> Any:
-    from spade_async.engine.hf import resolve_device
+def build_learner(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
     from spade_async.learner.trainer import Trainer
 
+    placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
+    if placement.learner_gpu is not None:  # kernels that use the current device (bitsandbytes) land on ours
+        import torch
+
+        torch.cuda.set_device(placement.learner_gpu)
     return Trainer(
         model_path,
         cfg.model,
         cfg.learner,
-        device=resolve_device(cfg.run.device),
+        device=placement.learner_device,
         seed=cfg.run.seed,
         tis_cap=cfg.selfplay.tis_cap,
         ratio_anchor=cfg.learner.ratio_anchor,
@@ -90,22 +103,46 @@ def env_pool(cfg: Config) -> list[SeedEnv]:
     return load_seeds(cfg.memory.seed_tier)
 
 
-def preflight(cfg: Config) -> None:
-    """Refuse, with the fix, a config this machine cannot run (before anything is written)."""
+def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
+    """Refuse, with the fix, a config this machine cannot run (before anything is written);
+    return where engine and learner go. GPUs are counted without initialising CUDA."""
     import importlib.util
 
-    import torch
-
-    needs_gpu = [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
-                                 ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm"),
-                                 ("model.qlora = true", cfg.model.qlora)) if on]
-    if needs_gpu and not torch.cuda.is_available():
+    gpu_count = cuda_device_count() if gpu_count is None else gpu_count
+    needs_gpu = gpu_settings(cfg)
+    if needs_gpu and gpu_count == 0:
         raise RunError(
             f"{', '.join(needs_gpu)} needs a CUDA GPU and none is visible; on a CPU machine run "
-            "configs/tiny.toml, or add --set 'run.device=\"cpu\"' --set 'engine.backend=\"hf\"' --set model.qlora=false"
+            "the CPU preset (spade-async run tiny), or add --set 'run.device=\"cpu\"' --set 'engine.backend=\"hf\"' --set model.qlora=false"
         )
+    try:
+        placement = resolve_placement(cfg, gpu_count)
+    except PlacementError as exc:
+        raise RunError(str(exc)) from None
+    if uses_embedded_model(cfg.model.name):
+        gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
     if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         raise RunError("engine.backend = \"vllm\" needs the vllm extra: pip install -e '.[vllm]'")
+    raise_open_file_limit(cfg.sandbox.max_children)
+    return placement
+
+
+def raise_open_file_limit(max_children: int) -> None:
+    """Lift this process's soft open-file limit to what ``max_children`` env children need
+    (a few descriptors each, plus the engine's and the store's); refuse when the hard limit
+    is too low."""
+    import resource
+
+    needed = 4 * max_children + 512
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise RunError(
+            f"sandbox.max_children = {max_children} needs about {needed} open files but this shell allows {hard}; "
+            f"raise it (ulimit -n {needed}) or lower sandbox.max_children"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:
@@ -132,8 +169,7 @@ async def open_run(
     """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
     run_dir = Path(cfg.run.run_dir)
     config_text = config_to_toml(cfg)
-    if engine is None:
-        preflight(cfg)
+    placement = preflight(cfg) if engine is None else None
     db_path = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume)
 
     report("probing the sandbox ...")
@@ -144,12 +180,16 @@ async def open_run(
         seeds = env_pool(cfg)
         if engine is None or learner is None:  # before the store: a failed start leaves no run behind
             t0 = time.perf_counter()
+            if placement is None:
+                placement = preflight(cfg)
+            for line in placement.describe():
+                report(f"placement: {line}")
             report(f"loading model {cfg.model.name} ...")
             model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
-            if engine is None:
-                engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path)
+            if engine is None:  # first: its processes start before this one initialises CUDA
+                engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
             if learner is None:
-                learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path)
+                learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
         store = await Store.open(db_path)
         try:
@@ -256,7 +296,7 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
         return 0
 
 
-KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow)
+KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong)
 
 
 def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:

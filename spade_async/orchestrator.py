@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from spade_async.adapters import prune_adapters
 from spade_async.config import Config
 from spade_async.corpus import Corpus
 from spade_async.engine.base import Engine, Sampling
@@ -44,7 +45,7 @@ from spade_async.memory.store import Store
 from spade_async.metrics import learnable_fraction, win_rate_band
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.selfplay.agent import Episode, play_episode
+from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
 
@@ -172,7 +173,7 @@ class Pipeline:
                     hint=env.hint if hinted else None,
                     sampling=sampling,
                     max_turns=self.sp.max_turns,
-                    max_context_tokens=self.sp.max_context_tokens,
+                    max_context_tokens=agent_context_budget(self.sp.max_context_tokens, getattr(self.engine, "max_model_len", None)),
                     no_action_penalty=self.sp.no_action_penalty,
                     action_prefill=self.sp.action_prefill,
                 )
@@ -287,6 +288,7 @@ class Pipeline:
                 path = self.run_dir / "adapters" / f"v{version}"
                 await anyio.to_thread.run_sync(self.learner.save_adapter, path)
                 await self.engine.load_adapter(version, str(path))
+                await anyio.to_thread.run_sync(prune_adapters, self.run_dir, self.cfg.run.keep_adapters, {version})
         metrics["stale_dropped"] = float(self.stale_dropped)
         metrics["adapter_version"] = float(self.engine.adapter_version)
         metrics["time_learn_s"] = time.perf_counter() - t0

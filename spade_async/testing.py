@@ -87,6 +87,8 @@ class ScriptedEngine:
         self.calls = 0
         self.busy_intervals: list[tuple[float, float]] = []
         self.loaded: list[tuple[int, str]] = []
+        self.chats: list[tuple[list[dict[str, str]], bool | None]] = []
+        """Every chat rendered, with the ``enable_thinking`` it was rendered with."""
 
     @property
     def eos_token_id(self) -> int:
@@ -102,12 +104,15 @@ class ScriptedEngine:
     def decode(self, token_ids: list[int]) -> str:
         return "".join(chr(t) for t in token_ids if t != self.eos_token_id)
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None) -> str:
+        self.chats.append((list(messages), enable_thinking))
         text = "".join(f"\x02{m['role']}\n{m['content']}{self.EOS}\n" for m in messages)
         return text + ("\x02assistant\n" if add_generation_prompt else "")
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt))
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    enable_thinking: bool | None = None) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
         start = time.perf_counter()

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Before any test asks torch about CUDA: count GPUs through NVML so that no later fork (vLLM's
+# engine process) inherits an initialised CUDA context.
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
 Why a separate group: it is the tool a person uses to see exactly what the trainer would
 decide about a candidate (same sandbox, same checks, same reasons) and to play it by hand.
 A bad file is a verdict, never a traceback: exit 0 admitted, 1 rejected, 2 when the check
-itself could not run (unreadable file, isolation below the configured minimum).
+itself could not run (unreadable file, isolation below the configured minimum). Everything
+the environment wrote (observations, prints, errors, class name) goes through
+``terminal_safe`` before it reaches the terminal: escape sequences are shown, not obeyed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ from spade_async.config import Config, ConfigError, load_config
 from spade_async.sandbox.errors import SandboxError
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT, validate_source
+from spade_async.textsafe import terminal_safe
+
+
+def _say(text: object, *, err: bool = False) -> None:
+    """Echo text that may contain environment output, neutralised for the terminal."""
+    click.echo(terminal_safe(text), err=err)
 
 
 def _config(path: str | None) -> Config:
@@ -71,7 +79,7 @@ async def check_source(source: str, cfg: Config, seed: int, actions: list[str], 
 def _print_report(path: Path, report: dict[str, Any]) -> None:
     verdict = "ADMITTED" if report["admitted"] else "REJECTED"
     name = f" (class {report['class_name']})" if report["class_name"] else ""
-    click.echo(f"{path}: {verdict}{name}")
+    _say(f"{path}: {verdict}{name}")
     iso = report["isolation"]
     active = [k for k, v in iso["layers"].items() if v]
     click.echo(f"isolation: {iso['level']} (active: {', '.join(active) or 'none'})")
@@ -79,15 +87,15 @@ def _print_report(path: Path, report: dict[str, Any]) -> None:
     if report["has_solution"]:
         click.echo(f"solution wins: {report['solution_wins']}")
     for reason in report["reasons"]:
-        click.echo(f"  - {reason}")
+        _say(f"  - {reason}")
     for record in report["steps"]:
         if "error" in record:
-            click.echo(f"{record['call']}: {record['error']}")
+            _say(f"{record['call']}: {record['error']}")
             continue
         extra = "" if "reward" not in record else (
             f"  reward={record['reward']:g} terminated={record['terminated']} truncated={record['truncated']}")
-        click.echo(f"{record['call']}{extra}")
-        click.echo(textwrap.indent(record["obs"], "    "))
+        _say(f"{record['call']}{extra}")
+        _say(textwrap.indent(record["obs"], "    "))
 
 
 @click.group("env")
@@ -104,7 +112,7 @@ def env() -> None:
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Config file whose [sandbox] limits apply.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def check(file: Path, seed: int, actions: str, max_turns: int | None, config_path: str | None, as_json: bool) -> None:
+def check(file: Path, seed: int, actions: str, max_turns: int, config_path: str | None, as_json: bool) -> None:
     """Validate FILE in the sandbox; exit 0 if admitted, 1 if rejected."""
     cfg = _config(config_path)
     source = _read_source(file)
@@ -112,7 +120,7 @@ def check(file: Path, seed: int, actions: str, max_turns: int | None, config_pat
     try:
         report = anyio.run(check_source, source, cfg, seed, action_list, max_turns)
     except SandboxError as exc:
-        click.echo(f"error: {exc}", err=True)
+        _say(f"error: {exc}", err=True)
         sys.exit(2)
     if as_json:
         click.echo(json.dumps(report, indent=2, default=str))
@@ -126,12 +134,12 @@ async def _play(source: str, cfg: Config, seed: int) -> int:
         try:
             env_ = await pool.open(source)
         except SandboxError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _say(f"error: {exc}", err=True)
             return 1
         async with env_:
             try:
                 obs, _ = await env_.reset(seed)
-                click.echo(obs)
+                _say(obs)
                 total = 0.0
                 for turn in range(1, cfg.selfplay.max_turns * 100):
                     action = await anyio.to_thread.run_sync(_read_action, turn)
@@ -141,13 +149,13 @@ async def _play(source: str, cfg: Config, seed: int) -> int:
                     result = await env_.step(action)
                     total += result.reward
                     if result.output:
-                        click.echo(f"[env printed]\n{result.output}")
-                    click.echo(f"{result.obs}\n(reward {result.reward:g})")
+                        _say(f"[env printed]\n{result.output}")
+                    _say(f"{result.obs}\n(reward {result.reward:g})")
                     if result.terminated or result.truncated:
                         click.echo(f"episode {'over' if result.terminated else 'truncated'}; last reward {result.reward:g}")
                         return 0
             except SandboxError as exc:
-                click.echo(f"error: {exc}", err=True)
+                _say(f"error: {exc}", err=True)
                 return 1
     return 0
 
@@ -171,6 +179,6 @@ def play(file: Path, seed: int, config_path: str | None) -> None:
     try:
         code = anyio.run(_play, source, cfg, seed)
     except SandboxError as exc:
-        click.echo(f"error: {exc}", err=True)
+        _say(f"error: {exc}", err=True)
         code = 2
     sys.exit(code)

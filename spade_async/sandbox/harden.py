@@ -2,7 +2,8 @@
 
 Why this order (SANDBOX_NOTES.md): session and parent-death signal first (nothing may outlive
 the zygote), then fd and environment hygiene (no inherited secrets or channels), rlimits
-(still allowed to lower them), the uid drop (needs root, chown was done by the zygote), the
+(still allowed to lower them), the lowest CPU and I/O priority (an env that burns CPU between
+calls only gets what the trainer leaves idle), the uid drop (needs root, chown was done by the zygote), the
 parent-death signal again (a credential change clears it), Landlock, and seccomp last
 (it denies the setrlimit/setuid calls the earlier steps need). Each layer reports whether it
 is in force; a layer listed in ``require`` that fails aborts the child.
@@ -47,7 +48,7 @@ def _hygiene(keep_fd: int, workdir: str) -> None:
     os.chdir(workdir)
 
 
-def _rlimits(spec: ChildSpec) -> None:
+def _rlimits(spec: ChildSpec) -> bool:
     mib = 1 << 20
     limits = {
         resource.RLIMIT_AS: spec.memory_mib * mib,
@@ -60,6 +61,20 @@ def _rlimits(spec: ChildSpec) -> None:
     for kind, value in limits.items():
         hard = value + 1 if kind == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
         resource.setrlimit(kind, (value, hard))
+    return True
+
+
+IOPRIO_WHO_PROCESS = 1
+IOPRIO_CLASS_IDLE = 3
+SYS_IOPRIO_SET = 251
+
+
+def _lowest_priority() -> bool:
+    """nice 19 and the idle I/O class for this process (later denied to change by seccomp)."""
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    if os.uname().machine == "x86_64":
+        _libc.syscall(SYS_IOPRIO_SET, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << 13)
+    return os.getpriority(os.PRIO_PROCESS, 0) == 19
 
 
 def _drop_uid(uid: int) -> bool:
@@ -78,12 +93,14 @@ def _read_only_paths() -> list[str]:
     return sorted(paths)
 
 
-def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> dict[str, bool]:
-    """Apply every layer not disabled in ``spec``; returns the layers in force."""
+def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> tuple[dict[str, bool], dict[str, str]]:
+    """Apply every layer not disabled in ``spec``; returns the layers in force and, for each
+    layer that failed, why (shown by the pool when it refuses to start)."""
     os.setsid()
     _set_pdeathsig(zygote_pid)
     _hygiene(sock_fd, spec.workdir)
-    layers = {"process": True}
+    layers = {"process": True, "disk_quota": spec.disk_quota}
+    notes: dict[str, str] = {}
     wanted = set(spec.layers)
 
     def attempt(name: str, action: object) -> None:
@@ -91,24 +108,27 @@ def harden(spec: ChildSpec, sock_fd: int, zygote_pid: int) -> dict[str, bool]:
         if name in wanted:
             try:
                 ok = bool(action())  # type: ignore[operator]
-            except Exception:
+            except Exception as exc:
                 ok = False
+                notes[name] = str(exc) or type(exc).__name__
         layers[name] = ok
         if not ok and name in spec.require:
             raise HardenError(name)
 
-    attempt("rlimits", lambda: _rlimits(spec) or True)
+    attempt("rlimits", lambda: _rlimits(spec))
+    attempt("priority", _lowest_priority)
     attempt("uid", lambda: _drop_uid(spec.uid))
     _set_pdeathsig(zygote_pid)
     if "landlock" in wanted:
         try:
             got = landlock.restrict(_read_only_paths(), [spec.workdir, os.devnull])
-        except OSError:
+        except OSError as exc:
             got = {"landlock": False, "landlock_net": False, "landlock_scope": False}
+            notes["landlock"] = str(exc)
         layers.update(got)
     else:
         layers.update({"landlock": False, "landlock_net": False, "landlock_scope": False})
     if not layers["landlock"] and "landlock" in spec.require:
         raise HardenError("landlock")
-    attempt("seccomp", lambda: seccomp.apply_filter(os.getpid()) or True)
-    return layers
+    attempt("seccomp", lambda: seccomp.apply_filter(os.getpid()))
+    return layers, notes

@@ -5,7 +5,12 @@ Why a probe instead of trusting the code path: on another host a layer can silen
 blocked by AppArmor). A canary child tries the attacks on itself (socket, fork, reading and
 writing outside its workdir, chmod, signalling its parent) and a layer only counts as active
 when it was applied *and* the attacks it must stop were stopped. Below ``min_isolation`` the
-pool refuses to run generated code and names the missing layers.
+pool refuses to run generated code and names the missing layers, why each is missing, and
+the explicit config line that accepts the weaker host.
+
+Why the default minimum is ``landlock``: with seccomp alone, env code can still read any file
+its uid can (the trainer's ``/proc/<pid>/environ`` on a non-root host, the run database) and
+write outside its workdir. Filesystem confinement is the layer that stops that.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ LEVEL_LAYERS: dict[str, tuple[str, ...]] = {
 
 ALL_LAYERS: tuple[str, ...] = (
     "process", "rlimits", "seccomp", "landlock", "uid", "landlock_net", "landlock_scope", "namespaces",
+    "disk_quota", "priority",
 )
-"""Every layer reported; the last three are extras that no level requires."""
+"""Every layer reported; the last five are extras that no level requires."""
 
 HINTS: dict[str, str] = {
     "process": "the canary child did not start (see the zygote log)",
@@ -38,7 +44,9 @@ HINTS: dict[str, str] = {
     "uid": "running as root but setuid() to an unprivileged uid failed",
     "landlock_net": "Landlock ABI < 4: TCP is only blocked by seccomp",
     "landlock_scope": "Landlock ABI < 6: signals are only blocked by seccomp and the uid",
-    "namespaces": "unshare --net is unavailable (not root, or blocked here): optional",
+    "namespaces": "PID/mount/network namespaces are unavailable (not root, or blocked here): optional",
+    "disk_quota": "no private mount namespace, so no size-capped tmpfs workdir: only the per-file limit holds",
+    "priority": "the child could not lower its own CPU priority",
 }
 
 
@@ -48,6 +56,8 @@ class IsolationReport:
 
     layers: dict[str, bool]
     checks: dict[str, bool] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    """Per layer that failed to apply: the error the child saw."""
 
     @property
     def level(self) -> str:
@@ -73,20 +83,26 @@ class IsolationReport:
 
     def explain(self, wanted: str) -> str:
         """Why the achieved level is below ``wanted``, one clause per missing layer."""
-        gaps = "; ".join(f"{name} ({HINTS[name]})" for name in self.missing_for(wanted))
+        gaps = "; ".join(f"{name} ({HINTS[name]}" + (f"; error: {self.notes[name]}" if name in self.notes else "")
+                         + ")" for name in self.missing_for(wanted))
         return (f"sandbox isolation on this host is {self.level!r}, below sandbox.min_isolation = {wanted!r}: "
-                f"missing layer(s): {gaps}. Generated code will not be run.")
+                f"missing layer(s): {gaps}. Generated code will not be run. To accept this host anyway, "
+                f"lower the minimum explicitly: min_isolation = \"{self.level}\" under [sandbox] in the config "
+                "(docs/sandbox.md lists what each layer stops).")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "layers": dict(self.layers), "missing": self.missing, "checks": dict(self.checks)}
+        return {"level": self.level, "layers": dict(self.layers), "missing": self.missing, "checks": dict(self.checks),
+                "notes": dict(self.notes)}
 
 
-def from_probe(applied: dict[str, bool], checks: dict[str, bool], namespaces: bool) -> IsolationReport:
+def from_probe(applied: dict[str, bool], checks: dict[str, bool], namespaces: bool,
+               notes: dict[str, str] | None = None) -> IsolationReport:
     """Combine what the canary child applied with what its attacks showed (fail closed)."""
     layers = {name: bool(applied.get(name, False)) for name in ALL_LAYERS}
-    layers["seccomp"] = layers["seccomp"] and checks.get("fork_denied", False) and checks.get("socket_denied", False)
+    layers["seccomp"] = layers["seccomp"] and all(
+        checks.get(name, False) for name in ("fork_denied", "socket_denied", "sysv_ipc_denied", "pdeathsig_locked"))
     layers["landlock"] = (layers["landlock"] and checks.get("read_outside_denied", False)
                           and checks.get("write_outside_denied", False))
     layers["uid"] = layers["uid"] and checks.get("not_root", False)
     layers["namespaces"] = namespaces
-    return IsolationReport(layers=layers, checks=dict(checks))
+    return IsolationReport(layers=layers, checks=dict(checks), notes=dict(notes or {}))

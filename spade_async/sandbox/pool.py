@@ -5,15 +5,24 @@ state leakage, CPU accounting and memory creep; every call runs under ``anyio.fa
 any anomaly (timeout, EOF, malformed or forged reply, an exception in env code) kills the
 child by pidfd and process group and the env is never used again. At most
 ``max_children`` children live at once; ``open`` waits for a slot.
+
+Why any exception is caught around a reply: whatever one env sends (a reply nested 1000
+levels deep makes a JSON decoder recurse) must end that env only, never the run. Why CPU is
+accounted between calls: an env that keeps a thread burning while the agent thinks only
+shows up in the process CPU clock; past ``idle_cpu_s`` the env fails with that reason. Why a
+restart: a fork-server that stopped answering is replaced (at most :data:`MAX_RESTARTS`
+times, each recorded in ``events``) so one hostile env cannot end every later spawn.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
-import shutil
+import select
 import signal
 import tempfile
+import time
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -23,6 +32,7 @@ import msgspec
 
 from spade_async.config import SandboxConfig
 from spade_async.sandbox.channel import ChannelClosed, LineChannel, ReplyTooLarge
+from spade_async.sandbox.cleanup import remove_tree
 from spade_async.sandbox.errors import (
     EnvCrashed,
     EnvProtocolError,
@@ -32,7 +42,14 @@ from spade_async.sandbox.errors import (
 )
 from spade_async.sandbox.forkserver import ForkServer, Spawned
 from spade_async.sandbox.isolation import ALL_LAYERS, IsolationReport, from_probe
-from spade_async.sandbox.protocol import ChildSpec, Reply, Request, decode_reply, encode
+from spade_async.sandbox.protocol import (
+    ChildSpec,
+    Reply,
+    Request,
+    ZygoteRequest,
+    decode_reply,
+    encode,
+)
 
 __all__ = [
     "EnvCrashed", "EnvProtocolError", "EnvTimeout", "IsolationReport", "IsolationTooLow",
@@ -41,6 +58,15 @@ __all__ = [
 
 KILL_WAIT_S = 5.0
 """Most seconds to wait for a SIGKILLed child to be gone."""
+MAX_RESTARTS = 3
+"""Fork-server restarts allowed over a pool's life before spawns fail for good."""
+CPUCLOCK_SCHED = 2
+SAMPLE_GAP_S = 0.001
+"""Idle CPU and the disk budget are checked after any pause longer than this between calls
+(and after slow calls); back-to-back calls check the disk budget every BUDGET_EVERY calls,
+which keeps the step round trip at its floor. Containment never depends on these checks."""
+BUDGET_EVERY = 8
+log = logging.getLogger(__name__)
 EXIT_MEANINGS = {121: "the child could not enforce a required isolation layer", 122: "protocol violation"}
 
 
@@ -82,9 +108,11 @@ class SandboxedEnv:
         self.workdir = spawned.workdir
         self.class_name = ""
         self.has_solution = False
-        self.imports: tuple[str, ...] = ()
         self.load_output = ""
         self.exit_status: int | None = None
+        self.idle_cpu_s = 0.0
+        self._replied_cpu: float | None = None
+        self._replied_at = 0.0
 
     async def __aenter__(self) -> SandboxedEnv:
         return self
@@ -96,7 +124,6 @@ class SandboxedEnv:
         reply = await self._call("load", self._pool.cfg.spawn_timeout_s, source=source)
         self.class_name = reply.class_name
         self.has_solution = reply.has_solution
-        self.imports = tuple(reply.imports)
         self.load_output = reply.output
 
     async def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
@@ -118,9 +145,48 @@ class SandboxedEnv:
         """Run the isolation canary (trusted code) in this child; used once at pool start."""
         return await self._call("probe", self._pool.cfg.spawn_timeout_s, canary=canary)
 
+    def _cpu_s(self) -> float:
+        """CPU seconds the child has used so far (its process CPU clock)."""
+        if self.pid <= 0:
+            return 0.0
+        try:
+            return time.clock_gettime(((~self.pid) << 3) | CPUCLOCK_SCHED)
+        except OSError:
+            return 0.0
+
+    def _budget_overrun(self) -> str | None:
+        """Why the child's workdir is full (its tmpfs byte or inode budget), or None."""
+        fd = self._spawned.workdir_fd
+        if fd is None:
+            return None
+        try:
+            st = os.fstatvfs(fd)
+        except OSError:
+            return None
+        cfg = self._pool.cfg
+        if st.f_bfree == 0:
+            return f"the env filled its workdir budget of {cfg.disk_mib} MiB"
+        if st.f_ffree == 0:
+            return f"the env used all {cfg.disk_inodes} files/folders of its workdir budget"
+        return None
+
+    async def _check_budget(self, op: str, output: str) -> None:
+        overrun = self._budget_overrun()
+        if overrun is not None:
+            await self._fail(overrun)
+            raise EnvCrashed(f"{op}(): {overrun}; files written in the workdir count against it", output=output)
+
     async def _call(self, op: str, limit_s: float, **fields: Any) -> Reply:
         if self._dead is not None:
             raise EnvCrashed(f"env is unusable after an earlier failure: {self._dead}")
+        sent_at = time.perf_counter()
+        if self._replied_cpu is not None and sent_at - self._replied_at > SAMPLE_GAP_S:
+            self.idle_cpu_s += max(self._cpu_s() - self._replied_cpu, 0.0)
+            if self.idle_cpu_s > self._pool.cfg.idle_cpu_s:
+                await self._fail("CPU use between calls")
+                raise EnvCrashed(f"{op}(): the env used {self.idle_cpu_s:.2f} s of CPU between calls (limit "
+                                 f"{self._pool.cfg.idle_cpu_s:g} s); it must do nothing while waiting for an action")
+            await self._check_budget(op, "")
         self._next_id += 1
         data = encode(Request(id=self._next_id, op=op, **fields)) + b"\n"
         try:
@@ -132,7 +198,10 @@ class SandboxedEnv:
             await self._fail("timeout")
             raise EnvTimeout(f"{op}() did not answer within {limit_s:g} s; the env process was killed") from None
         except ChannelClosed:
-            status = await self._fail("died")
+            overrun = self._budget_overrun()
+            status = await self._fail(overrun or "died")
+            if overrun:
+                raise EnvCrashed(f"env process died during {op}(): {overrun} ({describe_status(status)})") from None
             raise EnvCrashed(f"env process died during {op}(): {describe_status(status)}") from None
         except ReplyTooLarge:
             await self._fail("reply too large")
@@ -140,9 +209,17 @@ class SandboxedEnv:
         except msgspec.MsgspecError as exc:
             await self._fail("malformed reply")
             raise EnvProtocolError(f"{op}(): malformed reply from the env process ({exc})") from None
+        except Exception as exc:  # anything else while decoding one env's reply (RecursionError ...)
+            await self._fail("undecodable reply")
+            raise EnvProtocolError(f"{op}(): the env process sent a reply that cannot be decoded "
+                                   f"({type(exc).__name__})") from None
         except BaseException:  # cancelled from outside: the stream state is unknown
             await self._fail("cancelled")
             raise
+        self._replied_at = time.perf_counter()
+        self._replied_cpu = self._cpu_s()
+        if not reply.ok or self._replied_at - sent_at > SAMPLE_GAP_S or self._next_id % BUDGET_EVERY == 0:
+            await self._check_budget(op, reply.output)
         if reply.id != self._next_id:
             await self._fail("forged reply")
             raise EnvProtocolError(f"{op}(): reply id {reply.id} does not match request {self._next_id} (forged reply?)")
@@ -157,6 +234,8 @@ class SandboxedEnv:
             signal.pidfd_send_signal(self._spawned.pidfd, signal.SIGKILL)
         except (ProcessLookupError, OSError):
             pass
+        if self.pid <= 0:
+            return
         try:  # the leader is not reaped yet (only our reap request reaps it), so its pgid cannot be reused
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -177,11 +256,14 @@ class SandboxedEnv:
             with anyio.move_on_after(KILL_WAIT_S):
                 await anyio.wait_readable(self._spawned.pidfd)
             os.close(self._spawned.pidfd)
+            if self._spawned.workdir_fd is not None:
+                os.close(self._spawned.workdir_fd)
             self._channel.close()
             try:
-                self.exit_status = await self._pool._server_reap(self.pid)
+                self.exit_status = await self._pool._server_reap(self._spawned)
             finally:
                 self._pool._release(self)
+            await self._pool._refill()
         return self.exit_status
 
     async def aclose(self) -> None:
@@ -191,20 +273,43 @@ class SandboxedEnv:
         await self._terminate()
 
 
+def _exited(pidfd: int) -> bool:
+    """True once the process behind ``pidfd`` has exited (a pidfd turns readable)."""
+    return bool(select.select([pidfd], [], [], 0)[0])
+
+
+def _discard(spawned: Spawned) -> None:
+    """Kill a warm child that will not be used; the zygote reaps it (it is its parent)."""
+    try:
+        signal.pidfd_send_signal(spawned.pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    for fd in (spawned.pidfd, spawned.workdir_fd):
+        if fd is not None:
+            os.close(fd)
+    spawned.sock.close()
+
+
 BASE_PREFIX = "spade-sandbox-"
 
 
 def _sweep_stale_base_dirs() -> None:
     """Delete folders left by trainers that were killed (their pid is in the folder name)."""
     root = tempfile.gettempdir()
-    for name in os.listdir(root):
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
         owner = name[len(BASE_PREFIX):].split("-", 1)[0]
         if not name.startswith(BASE_PREFIX) or not owner.isdigit():
             continue
         try:
             os.kill(int(owner), 0)
         except ProcessLookupError:
-            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+            left = remove_tree(os.path.join(root, name))
+            if left:
+                log.warning("could not delete %d entries of the stale sandbox folder %s", left, name)
         except PermissionError:
             continue
 
@@ -224,14 +329,24 @@ def _make_base_dir() -> str:
 class SandboxPool:
     """Zygote + probe + a bound on live children. Start with ``await SandboxPool.start(cfg)``."""
 
-    def __init__(self, cfg: SandboxConfig, server: ForkServer, base: str, disable: frozenset[str]) -> None:
+    def __init__(self, cfg: SandboxConfig, server: ForkServer, base: str, disable: frozenset[str],
+                 namespaces: bool) -> None:
         self.cfg = cfg
         self._server = server
         self._base = base
+        self._namespaces = namespaces
         self._slots = anyio.Semaphore(cfg.max_children)
         self._live: set[SandboxedEnv] = set()
-        self._layers = tuple(name for name in ("rlimits", "uid", "landlock", "seccomp") if name not in disable)
+        self._warm: list[Spawned] = []
+        """Children forked and hardened ahead of need, already handed to us by the zygote."""
+        self._unreaped: list[Spawned] = []
+        self._layers = tuple(name for name in ("rlimits", "priority", "uid", "landlock", "seccomp")
+                             if name not in disable)
         self._require: tuple[str, ...] = ()
+        self._restart_lock = anyio.Lock()
+        self.restarts = 0
+        self.events: list[str] = []
+        """Things that went wrong in the sandbox machinery itself (fork-server restarts)."""
         self.isolation = IsolationReport(layers=dict.fromkeys(ALL_LAYERS, False))
         self.canary = os.path.join(base, "canary.txt")
 
@@ -240,46 +355,76 @@ class SandboxPool:
                     namespaces: bool = True) -> SandboxPool:
         """Start the zygote and probe the host; raises IsolationTooLow below ``cfg.min_isolation``.
 
-        ``disable`` switches layers off (tests, benchmarks); ``namespaces`` tries ``unshare``.
+        ``disable`` switches layers off (tests, benchmarks); ``namespaces`` lets the zygote
+        enter PID/mount/network namespaces where the host allows it.
         """
         base = _make_base_dir()
+        namespaces = namespaces and "namespaces" not in disable
         try:
-            server = await ForkServer.start(base, namespaces=namespaces and "namespaces" not in disable)
+            server = await ForkServer.start(base, namespaces=namespaces)
         except BaseException:
-            shutil.rmtree(base, ignore_errors=True)
+            remove_tree(base)
             raise
-        pool = cls(cfg, server, base, disable)
+        pool = cls(cfg, server, base, disable, namespaces)
         try:
             pool.isolation = await pool._probe()
             if not pool.isolation.meets(cfg.min_isolation):
                 raise IsolationTooLow(pool.isolation.explain(cfg.min_isolation))
+            pool._require = tuple(n for n in pool._layers if pool.isolation.layers.get(n))
+            if cfg.warm_children:
+                await server.request(ZygoteRequest(op="warm", spec=pool._spec(), warm=cfg.warm_children),
+                                     cfg.spawn_timeout_s)
+                await pool._refill()
         except BaseException:
             await pool.aclose()
             raise
-        pool._require = tuple(n for n in pool._layers if pool.isolation.layers.get(n))
         return pool
 
     async def _probe(self) -> IsolationReport:
-        env = await self._spawn()
+        env = await self._spawn(warm=0)
         try:
             reply = await env.probe(self.canary)
-        except SandboxError:
-            return IsolationReport(layers=dict.fromkeys(ALL_LAYERS, False))
+        except SandboxError as exc:
+            return IsolationReport(layers=dict.fromkeys(ALL_LAYERS, False), notes={"process": str(exc)})
         finally:
             await env.aclose()
         own_netns = os.readlink("/proc/self/ns/net")
         checks = {k: bool(v) for k, v in reply.info.items()}
-        return from_probe(reply.layers, checks, namespaces=bool(self._server.netns) and self._server.netns != own_netns)
+        return from_probe(reply.layers, checks, namespaces=bool(self._server.netns) and self._server.netns != own_netns,
+                          notes=reply.notes)
 
     def _spec(self) -> ChildSpec:
         cfg = self.cfg
         return ChildSpec(memory_mib=cfg.memory_mib, cpu_seconds=cfg.cpu_seconds, max_reply_bytes=cfg.max_reply_bytes,
-                         layers=self._layers, require=self._require)
+                         layers=self._layers, require=self._require, disk_mib=cfg.disk_mib,
+                         disk_inodes=cfg.disk_inodes)
 
-    async def _spawn(self) -> SandboxedEnv:
+    async def _live_server(self) -> ForkServer:
+        """The running fork-server; a dead one is replaced (bounded, recorded in ``events``)."""
+        if self._server.alive:
+            return self._server
+        async with self._restart_lock:
+            if self._server.alive:
+                return self._server
+            if self.restarts >= MAX_RESTARTS:
+                raise SandboxError(f"the sandbox fork-server died {self.restarts + 1} times; not restarting it again "
+                                   "(see zygote.log in the sandbox folder)")
+            await self._server.aclose(kill=True)
+            self.restarts += 1
+            event = f"fork-server restarted ({self.restarts}/{MAX_RESTARTS}) after it stopped answering"
+            self.events.append(event)
+            log.warning("sandbox: %s", event)
+            self._server = await ForkServer.start(self._base, namespaces=self._namespaces)
+            return self._server
+
+    async def _spawn(self, warm: int | None = None) -> SandboxedEnv:
         await self._slots.acquire()
         try:
-            spawned = await self._server.spawn(self._spec(), self.cfg.spawn_timeout_s)
+            spawned = self._take_warm() if warm is None else None
+            if spawned is None:
+                server = await self._live_server()
+                spawned = await server.spawn(self._spec(), self.cfg.spawn_timeout_s,
+                                             self.cfg.warm_children if warm is None else warm)
         except BaseException:
             self._slots.release()
             raise
@@ -287,13 +432,31 @@ class SandboxPool:
         self._live.add(env)
         return env
 
+    def _take_warm(self) -> Spawned | None:
+        """A held warm child of the running fork-server that has not died meanwhile."""
+        while self._warm:
+            spawned = self._warm.pop(0)
+            if spawned.server is self._server and spawned.server.alive and not _exited(spawned.pidfd):
+                return spawned
+            _discard(spawned)
+            self._unreaped.append(spawned)
+        return None
+
+    async def _refill(self) -> None:
+        """Top the held warm children up to ``warm_children`` (called off the open path: start, close)."""
+        try:
+            while self._unreaped:
+                spawned = self._unreaped.pop()
+                await self._server_reap(spawned)
+            while len(self._warm) < self.cfg.warm_children and self._server.alive:
+                self._warm.append(await self._server.spawn(self._spec(), self.cfg.spawn_timeout_s,
+                                                           self.cfg.warm_children))
+        except SandboxError as exc:
+            log.warning("sandbox: could not fork a warm child: %s", exc)
+
     async def open(self, source: str) -> SandboxedEnv:
         """A fresh child running ``source``'s env class; waits for a free slot."""
-        if not isinstance(source, str):
-            raise SandboxError(f"env source must be a str, got {type(source).__name__}")
-        size = len(source.encode("utf-8", "surrogatepass"))
-        if size > self.cfg.max_source_bytes:
-            raise SandboxError(f"env source is {size} bytes, above the {self.cfg.max_source_bytes}-byte limit")
+        self._check_source(source)
         env = await self._spawn()
         try:
             await env._load(source)
@@ -302,11 +465,30 @@ class SandboxPool:
             raise
         return env
 
-    async def _server_reap(self, pid: int) -> int | None:
-        if not self._server.alive:
+    async def inspect(self, source: str) -> dict[str, Any]:
+        """Static facts about ``source`` (imports, classes, syntax, module-level UPPER_CASE strings such as
+        ``HINT``) from a child that only parses it.
+
+        The child never compiles or runs the source, so a candidate cannot forge these facts.
+        """
+        self._check_source(source)
+        async with await self._spawn() as env:
+            reply = await env._call("inspect", self.cfg.spawn_timeout_s, source=source)
+        return dict(reply.static)
+
+    def _check_source(self, source: str) -> None:
+        if not isinstance(source, str):
+            raise SandboxError(f"env source must be a str, got {type(source).__name__}")
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > self.cfg.max_source_bytes:
+            raise SandboxError(f"env source is {size} bytes, above the {self.cfg.max_source_bytes}-byte limit")
+
+    async def _server_reap(self, spawned: Spawned) -> int | None:
+        server = spawned.server
+        if not server.alive:
             return None
         try:
-            return await self._server.reap(pid, self.cfg.spawn_timeout_s)
+            return await server.reap(spawned.zpid, self.cfg.spawn_timeout_s)
         except SandboxError:
             return None
 
@@ -325,8 +507,12 @@ class SandboxPool:
         with anyio.CancelScope(shield=True):
             for env in list(self._live):
                 await env.aclose()
+            while self._warm:
+                _discard(self._warm.pop())
             await self._server.aclose()
-        shutil.rmtree(self._base, ignore_errors=True)
+        left = remove_tree(self._base)
+        if left:
+            log.warning("sandbox: %d entries of %s could not be deleted", left, self._base)
 
     async def __aenter__(self) -> SandboxPool:
         return self

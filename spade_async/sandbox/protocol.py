@@ -27,16 +27,20 @@ class ChildSpec(msgspec.Struct, frozen=True):
     nproc: int = 64
     output_cap: int = 8192
     max_reply_bytes: int = 1 << 20
-    layers: tuple[str, ...] = ("rlimits", "uid", "landlock", "seccomp")
+    layers: tuple[str, ...] = ("rlimits", "priority", "uid", "landlock", "seccomp")
     require: tuple[str, ...] = ()
+    disk_mib: int = 64
+    disk_inodes: int = 4096
     uid: int = 0
     workdir: str = ""
+    disk_quota: bool = False
 
 
 class ZygoteRequest(msgspec.Struct, frozen=True):
     op: str  # "spawn" | "reap"
     spec: ChildSpec | None = None
     pid: int = 0
+    warm: int = 0
 
 
 class ZygoteReply(msgspec.Struct, frozen=True):
@@ -47,11 +51,12 @@ class ZygoteReply(msgspec.Struct, frozen=True):
     workdir: str = ""
     status: int | None = None
     netns: str = ""
+    disk_quota: bool = False
 
 
 class Request(msgspec.Struct, frozen=True, omit_defaults=True):
     id: int
-    op: str  # "load" | "reset" | "step" | "solution" | "probe"
+    op: str  # "load" | "reset" | "step" | "solution" | "probe" | "inspect"
     source: str = ""
     seed: int | None = None
     action: str = ""
@@ -72,8 +77,9 @@ class Reply(msgspec.Struct, omit_defaults=True):
     actions: list[str] | None = None
     class_name: str = ""
     has_solution: bool = False
-    imports: list[str] = msgspec.field(default_factory=list)
     layers: dict[str, bool] = msgspec.field(default_factory=dict)
+    notes: dict[str, str] = msgspec.field(default_factory=dict)
+    static: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 ERROR_KINDS = ("env_error", "bad_return", "too_large", "protocol")

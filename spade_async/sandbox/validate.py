@@ -1,15 +1,20 @@
 """Admission of a candidate environment: static and dynamic checks, each with a reason a
 person (or the designer's repair prompt) can act on.
 
-Why everything dynamic runs in sandbox children: the source is never compiled in the trainer.
-The trainer only checks the size; parsing, the single-env-class rule and the import list come
-back from the child that compiled it. Each phase uses a fresh child, so a crash in one check
-does not hide the result of the next one, and determinism is checked across two processes
-(hidden global state, time or unseeded randomness show up as different traces).
+Why everything runs in sandbox children: the source is never parsed or compiled in the
+trainer. The trainer only checks the size. Why the static facts (syntax, the import list) come
+from their own child: a child that executed the candidate is under the candidate's control
+(it can answer the protocol itself and report any imports it likes), so the static phase asks
+a fresh child that only parses the source with ``ast`` and never runs it. Each dynamic phase
+uses a fresh child too, so a crash in one check does not hide the result of the next one, and
+determinism is checked across two processes (hidden global state, time or unseeded
+randomness show up as different traces). Why a catch-all around the phases: admission must
+never raise for any candidate, whatever its replies make the controller do.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -26,6 +31,7 @@ WIN_REWARD = 1.0
 """A play wins when the step that terminates it has this reward (within 1e-6)."""
 
 Trace = list[tuple[str, float, bool, bool]]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -109,6 +115,27 @@ class _Validator:
                           "set truncated=True once the turn limit is reached")
         return steps
 
+    async def phase_static(self) -> bool:
+        """Syntax and imports, from a child that parses the source and never runs it; False = stop."""
+        try:
+            facts = await self.pool.inspect(self.source)
+        except SandboxError as exc:
+            self.fail("loads", f"the code could not be inspected: {exc}")
+            return False
+        if facts.get("syntax_error"):
+            self.fail("loads", f"the code does not load: {facts['syntax_error']}")
+            return False
+        bad = sorted(m for m in facts.get("imports", []) if m not in ALLOWED_IMPORTS)
+        if bad:
+            self.fail("imports", f"imports {', '.join(bad)}, which the sandbox does not provide; "
+                                 f"use only: {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))}")
+        dynamic = facts.get("dynamic", [])
+        if dynamic:
+            self.fail("imports", f"uses {', '.join(dynamic)}, which reaches modules around the import rule; "
+                                 "import only the allowed modules with plain import statements")
+        self.passed("imports")
+        return True
+
     async def phase_traces(self) -> dict[int, Trace]:
         env = await self.open()
         if env is None:
@@ -116,12 +143,6 @@ class _Validator:
         async with env:
             self.passed("loads")
             self.class_name, self.has_solution = env.class_name, env.has_solution
-            bad = sorted(m for m in env.imports if m not in ALLOWED_IMPORTS)
-            if bad:
-                self.fail("imports", f"imports {', '.join(bad)}, which the sandbox does not provide; "
-                                     f"use only: {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))}")
-            else:
-                self.passed("imports")
             traces: dict[int, Trace] = {}
             for seed in self.seeds:
                 trace = await self.trace(env, seed)
@@ -192,7 +213,8 @@ environments that never end."""
 
 async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
                           seeds: tuple[int, ...] = (0, 1)) -> ValidationResult:
-    """Run every admission check on ``source`` in sandbox children; never raises for bad code."""
+    """Run every admission check on ``source`` in sandbox children; never raises for bad code
+    (cancellation still propagates)."""
     validator = _Validator(pool, source, max_turns, seeds or (0,))
     size = len(source.encode("utf-8", "surrogatepass")) if isinstance(source, str) else -1
     if size <= 0 or size > pool.cfg.max_source_bytes:
@@ -200,9 +222,20 @@ async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = AD
                                f"{pool.cfg.max_source_bytes} bytes")
         return validator.result()
     validator.passed("size")
+    try:
+        await _run_phases(validator)
+    except Exception as exc:
+        log.warning("admission check failed internally: %r", exc)
+        validator.fail("internal", f"the check itself failed on this code ({type(exc).__name__}); "
+                                   "treated as a rejection")
+    return validator.result()
+
+
+async def _run_phases(validator: _Validator) -> None:
+    if not await validator.phase_static():
+        return
     traces = await validator.phase_traces()
     if traces and len(traces) == len(validator.seeds):
         await validator.phase_determinism(traces)
     if validator.checks.get("loads"):
         await validator.phase_solution()
-    return validator.result()

@@ -3,13 +3,19 @@
 Why the checks live here: the child is the only place where generated code may run, so the
 source is parsed, compiled and executed here (a compile bomb only burns this child's spawn
 timeout), and every return value is checked for shape, type, finiteness and size *before* it
-is encoded. A reply is one JSON line on the private socket; prints go to a capped buffer
+is encoded (nesting included: a 1000-level ``info`` would make the controller's decoder
+recurse). A reply is one JSON line on the private socket; prints go to a capped buffer
 returned with the reply, never to the protocol channel.
+
+Why ``inspect`` is a separate op: admission's static checks (the import list) must come from
+a process that never executed the candidate, since executed code can answer the protocol
+itself. A child asked to ``inspect`` only parses the source with ``ast`` and never loads it.
 """
 
 from __future__ import annotations
 
 import ast
+import ctypes
 import importlib
 import linecache
 import math
@@ -27,6 +33,11 @@ MODULE_NAME = "env"
 FILENAME = "<env>"
 MAX_REQUEST_BYTES = 8 << 20
 EXIT_PROTOCOL = 122
+MAX_NESTING = 32
+"""Deepest nesting of lists/dicts accepted in ``info`` (JSON decoders recurse per level)."""
+DYNAMIC_IMPORT_NAMES = frozenset({"__import__", "__builtins__", "__subclasses__", "__globals__", "__loader__",
+                                  "__spec__", "import_module"})
+"""Names through which code reaches modules without an ``import`` statement."""
 
 
 class BadReturn(Exception):
@@ -96,6 +107,48 @@ def imported_roots(tree: ast.AST) -> list[str]:
     return sorted(names)
 
 
+def check_nesting(value: Any, what: str, limit: int = MAX_NESTING) -> None:
+    """Raise BadReturn when ``value`` nests containers deeper than ``limit`` (iterative walk)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            raise BadReturn(f"{what} nests lists/dicts more than {limit} levels deep")
+        seen += 1
+        if seen > 100_000:
+            raise BadReturn(f"{what} holds more than 100000 lists/dicts")
+        stack.extend((child, depth + 1) for child in children)
+
+
+def inspect_source(source: str) -> dict[str, Any]:
+    """Static facts about ``source`` from its syntax tree alone; nothing is compiled or run."""
+    try:
+        tree = ast.parse(source, FILENAME)
+    except SyntaxError as exc:
+        return {"syntax_error": describe(exc)}
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return {"syntax_error": f"{type(exc).__name__}: the source cannot be parsed (too deeply nested?)"}
+    dynamic: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in DYNAMIC_IMPORT_NAMES:
+            dynamic.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC_IMPORT_NAMES:
+            dynamic.add(node.attr)
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    strings = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+               and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+               for target in node.targets if isinstance(target, ast.Name)}
+    return {"imports": imported_roots(tree), "dynamic": sorted(dynamic), "classes": classes,
+            "strings": {k: v[:4000] for k, v in strings.items() if k.isupper()}}
+
+
 def find_env_class(module: types.ModuleType) -> type:
     """The single class defined in the source with callable ``reset`` and ``step``."""
     found = [
@@ -120,6 +173,7 @@ def _check_reset(value: Any) -> tuple[str, dict[str, Any]]:
         raise BadReturn(f"reset() observation must be a str, got {type(obs).__name__}")
     if not isinstance(info, dict):
         raise BadReturn(f"reset() info must be a dict, got {type(info).__name__}")
+    check_nesting(info, "reset() info")
     return obs, info
 
 
@@ -139,6 +193,7 @@ def _check_step(value: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
             raise BadReturn(f"step() {name} must be a bool, got {type(flag).__name__}")
     if not isinstance(info, dict):
         raise BadReturn(f"step() info must be a dict, got {type(info).__name__}")
+    check_nesting(info, "step() info")
     return obs, float(reward), terminated, truncated, info
 
 
@@ -162,6 +217,16 @@ def canary(path: str) -> dict[str, bool]:
         for name in sorted(ALLOWED_IMPORTS):
             importlib.import_module(name)
 
+    def try_sysv() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.syscall(29, 0, 4096, 0o1600) < 0:  # shmget(IPC_PRIVATE, ...) on x86_64
+            raise OSError(ctypes.get_errno(), "shmget")
+
+    def try_clear_pdeathsig() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+
     with open("probe.txt", "w") as handle:
         handle.write("x")
     return {
@@ -172,6 +237,8 @@ def canary(path: str) -> dict[str, bool]:
         "signal_parent_denied": denied(lambda: os.kill(os.getppid(), 0)),
         "chmod_denied": denied(lambda: os.chmod("probe.txt", 0o777)),
         "not_root": os.geteuid() != 0,
+        "sysv_ipc_denied": os.uname().machine != "x86_64" or denied(try_sysv),
+        "pdeathsig_locked": denied(try_clear_pdeathsig),
         "imports_ok": not denied(try_imports),
     }
 
@@ -179,17 +246,18 @@ def canary(path: str) -> dict[str, bool]:
 class Session:
     """The loaded env of this child and the handlers of each request op."""
 
-    def __init__(self, spec: ChildSpec, layers: dict[str, bool], output: CappedOutput) -> None:
+    def __init__(self, spec: ChildSpec, layers: dict[str, bool], notes: dict[str, str], output: CappedOutput) -> None:
         self.spec = spec
         self.layers = layers
+        self.notes = notes
         self.output = output
         self.env: Any = None
+        self.inspected = False
 
     def load(self, req: Request) -> Reply:
-        if self.env is not None:
-            return Reply(id=req.id, ok=False, kind="protocol", error="env already loaded")
-        tree = ast.parse(req.source, FILENAME)
-        code = compile(tree, FILENAME, "exec")
+        if self.env is not None or self.inspected:
+            return Reply(id=req.id, ok=False, kind="protocol", error="env already loaded or inspected")
+        code = compile(req.source, FILENAME, "exec")
         linecache.cache[FILENAME] = (len(req.source), None, req.source.splitlines(True), FILENAME)
         module = types.ModuleType(MODULE_NAME)
         module.__dict__.update(INJECTED)
@@ -200,14 +268,19 @@ class Session:
             self.env = cls()
         except Exception as exc:
             raise BadReturn(f"could not create {cls.__name__}(): {describe(exc)}") from None
-        return Reply(id=req.id, ok=True, class_name=cls.__name__, imports=imported_roots(tree),
+        return Reply(id=req.id, ok=True, class_name=cls.__name__,
                      has_solution=callable(getattr(self.env, "solution", None)), layers=self.layers)
 
     def handle(self, req: Request) -> Reply:
         if req.op == "load":
             return self.load(req)
         if req.op == "probe":
-            return Reply(id=req.id, ok=True, layers=self.layers, info=canary(req.canary))
+            return Reply(id=req.id, ok=True, layers=self.layers, notes=self.notes, info=canary(req.canary))
+        if req.op == "inspect":
+            if self.env is not None:
+                return Reply(id=req.id, ok=False, kind="protocol", error="inspect after load")
+            self.inspected = True
+            return Reply(id=req.id, ok=True, static=inspect_source(req.source))
         if self.env is None:
             return Reply(id=req.id, ok=False, kind="protocol", error=f"{req.op} before load")
         if req.op == "reset":
@@ -241,14 +314,28 @@ def _encode(reply: Reply, output: CappedOutput, cap: int) -> bytes:
     return data + b"\n"
 
 
-def serve(sock: socket.socket, spec: ChildSpec, layers: dict[str, bool]) -> None:
+_WARM_UP = "class _Warm:\n    def reset(self, seed=None):\n        return f'{seed}', {'k': [1]}\n"
+
+
+def _prefault() -> None:
+    """Run the load/reply path once on trusted code, so a warm child has already copied the
+    pages it writes (copy-on-write faults) before a caller waits on it."""
+    scratch: dict[str, Any] = dict(INJECTED)
+    exec(compile(_WARM_UP, "<warm-up>", "exec"), scratch)
+    obs, info = _check_reset(scratch["_Warm"]().reset(seed=1))
+    encode(Reply(id=0, ok=True, obs=obs, info=info))
+    decode_request(b'{"id":0,"op":"reset","seed":1}')
+
+
+def serve(sock: socket.socket, spec: ChildSpec, layers: dict[str, bool], notes: dict[str, str]) -> None:
     """Answer requests until the controller closes the channel; never returns."""
     exit_now = os._exit
     readline = sock.makefile("rb", buffering=1 << 16).readline
     send = sock.sendall
     output = CappedOutput(spec.output_cap)
     sys.stdout = sys.stderr = output  # type: ignore[assignment]
-    session = Session(spec, layers, output)
+    session = Session(spec, layers, notes, output)
+    _prefault()
     while True:
         line = readline(MAX_REQUEST_BYTES)
         if not line.endswith(b"\n"):

@@ -75,7 +75,7 @@ class Episode:
         )
 
 
-def observation_seam(engine: Engine, observation: str, after_eos: bool) -> str:
+def observation_seam(engine: Engine, observation: str, after_eos: bool, enable_thinking: bool | None = None) -> str:
     """Template text between an assistant turn's content and the next assistant turn."""
     text = engine.chat_text(
         [
@@ -85,12 +85,19 @@ def observation_seam(engine: Engine, observation: str, after_eos: bool) -> str:
             {"role": "user", "content": observation},
         ],
         add_generation_prompt=True,
+        enable_thinking=enable_thinking,
     )
     seam = text[text.index(_MARKER) + len(_MARKER) :]
     if after_eos and seam.startswith(engine.eos_text):
         # The sampled EOS already closed the turn; don't add a second end marker.
         seam = seam[len(engine.eos_text) :]
     return seam
+
+
+def agent_context_budget(max_context_tokens: int, max_model_len: int | None) -> int:
+    """Most tokens an episode's transcript may reach: the configured cap, but never more than
+    the engine accepts (a turn starts only while prompt + its completion fit in both)."""
+    return max_context_tokens if max_model_len is None else min(max_context_tokens, max_model_len)
 
 
 async def play_episode(
@@ -117,7 +124,8 @@ async def play_episode(
             if hint is not None:
                 episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
                 first = render("agent_hint", hint=hint, observation=obs)
-            ids = engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}])
+            ids = engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
+                                     enable_thinking=sampling.enable_thinking)
             mask = [0] * len(ids)
             logps = [0.0] * len(ids)
             versions: list[int] = []
@@ -155,7 +163,7 @@ async def play_episode(
                 if _turn + 1 == max_turns:
                     break  # out of turns: no next observation to append
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
-                seam_ids = engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos))
+                seam_ids = engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos, enable_thinking=sampling.enable_thinking))
                 ids += seam_ids
                 mask += [0] * len(seam_ids)
                 logps += [0.0] * len(seam_ids)

@@ -9,6 +9,12 @@ first attempt is trained on (its tokens and its behaviour logprobs are the desig
 sample); a repaired environment is admitted with ``origin = "repair"`` and the designer's
 reward still comes from how the environment plays.
 
+Prompt length: every prompt must leave room for its completion inside
+``engine.max_model_len`` (vLLM rejects a longer request, which would end the step).
+:func:`fit_design_prompt` drops memory examples (last first), then shortens the document,
+then turns a mutation whose parent alone is too long into a fresh design; a repair prompt
+lists fewer validator reasons, or is skipped; a hint prompt that cannot fit is skipped.
+
 The hint: taken from the completion (``HINT = "..."`` or a HINT section); when missing and
 ``separate_hint_call`` is on, a second call by the same policy at the hint temperature
 writes one from the code. The hint call is not trained on.
@@ -16,9 +22,9 @@ writes one from the code. The hint call is not trained on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from spade_async.corpus import Document
+from spade_async.corpus import Document, cut
 from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import Example
@@ -87,7 +93,16 @@ def format_examples(examples: list[Example], low: float, high: float, ramp: floa
     return "\n\n".join(parts)
 
 
-def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: float = 0.6, ramp: float = 0.25) -> list[int]:
+class PromptTooLong(ValueError):
+    """Even the shortest designer prompt leaves no room for the completion."""
+
+
+MIN_DOC_CHARS = 200
+"""Shortest document the fitter keeps before it gives up on the document entirely."""
+
+
+def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: float = 0.6, ramp: float = 0.25,
+                  enable_thinking: bool | None = None) -> list[int]:
     """Token ids of the designer prompt for ``job``."""
     if job.origin == "mutation" and job.parent is not None:
         user = render("designer_mutation", parent_code=job.parent.code.strip(), skill=job.skill, document=job.doc.text, change=job.change)
@@ -99,16 +114,57 @@ def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: flo
             examples=format_examples(job.examples, low, high, ramp),
             contract=contract_text(),
         )
-    return engine.chat_prompt([{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}])
+    return engine.chat_prompt([{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}],
+                              enable_thinking=enable_thinking)
+
+
+def fit_design_prompt(engine: Engine, job: DesignJob, max_prompt_tokens: int | None, *, low: float = 0.4,
+                      high: float = 0.6, ramp: float = 0.25, enable_thinking: bool | None = None) -> tuple[list[int], DesignJob]:
+    """The designer prompt for ``job`` cut to ``max_prompt_tokens``, and the job as shown.
+
+    Drops memory examples (last first), then halves the document down to ``MIN_DOC_CHARS``
+    and then drops it, then replaces a mutation by a fresh design. Raises
+    :class:`PromptTooLong` (with the fix) when even the bare fresh prompt does not fit.
+    """
+    def render_ids(j: DesignJob) -> list[int]:
+        return design_prompt(engine, j, low=low, high=high, ramp=ramp, enable_thinking=enable_thinking)
+
+    ids = render_ids(job)
+    while max_prompt_tokens is not None and len(ids) > max_prompt_tokens:
+        if job.examples:
+            job = replace(job, examples=job.examples[:-1])
+        elif job.doc.text:
+            text = job.doc.text
+            shorter = cut(text, len(text) // 2) if len(text) // 2 >= MIN_DOC_CHARS else ""
+            job = replace(job, doc=replace(job.doc, text=shorter))
+        elif job.origin == "mutation":
+            job = replace(job, origin="fresh", parent=None, change="")
+        else:
+            raise PromptTooLong(
+                f"the designer prompt needs {len(ids)} tokens but only {max_prompt_tokens} are left after "
+                "engine.designer.max_new_tokens; raise engine.max_model_len or lower engine.designer.max_new_tokens"
+            )
+        ids = render_ids(job)
+    return ids, job
+
+
+def prompt_budget(max_model_len: int | None, sampling: Sampling) -> int | None:
+    """Most prompt tokens that leave room for ``sampling.max_new_tokens`` (None: no limit)."""
+    return None if max_model_len is None else max_model_len - sampling.max_new_tokens
 
 
 async def _one(engine: Engine, prompt_ids: list[int], sampling: Sampling, role: str) -> Completion:
     return (await engine.generate([GenerationRequest(prompt_ids, sampling, role=role)]))[0]
 
 
-async def write_hint(engine: Engine, code: str, sampling: Sampling) -> str | None:
-    """Ask the policy for a privileged hint for ``code`` (not trained on)."""
-    prompt = engine.chat_prompt([{"role": "user", "content": render("hint", code=code.strip())}])
+async def write_hint(engine: Engine, code: str, sampling: Sampling, max_model_len: int | None = None) -> str | None:
+    """Ask the policy for a privileged hint for ``code`` (not trained on); None when the
+    prompt cannot fit in ``max_model_len`` with the hint's completion."""
+    prompt = engine.chat_prompt([{"role": "user", "content": render("hint", code=code.strip())}],
+                                enable_thinking=sampling.enable_thinking)
+    budget = prompt_budget(max_model_len, sampling)
+    if budget is not None and len(prompt) > budget:
+        return None
     completion = await _one(engine, prompt, sampling, "hint")
     return clean_hint(completion.text)
 
@@ -124,9 +180,13 @@ async def design_environment(
     repair_turns: int,
     separate_hint_call: bool,
     band: tuple[float, float, float] = (0.4, 0.6, 0.25),
+    max_model_len: int | None = None,
 ) -> Design:
-    """Run one design job to a verdict; never raises for bad generated code."""
-    prompt_ids = design_prompt(engine, job, low=band[0], high=band[1], ramp=band[2])
+    """Run one design job to a verdict; never raises for bad generated code. Every prompt
+    is fitted to ``max_model_len`` (the engine's limit) with room for its completion."""
+    budget = prompt_budget(max_model_len, designer_sampling)
+    prompt_ids, job = fit_design_prompt(engine, job, budget, low=band[0], high=band[1], ramp=band[2],
+                                        enable_thinking=designer_sampling.enable_thinking)
     completion = await _one(engine, prompt_ids, designer_sampling, "designer")
     design = Design(job=job, prompt_ids=prompt_ids, completion=completion, origin=job.origin)
     text = completion.text
@@ -146,14 +206,28 @@ async def design_environment(
             design.reasons = [parsed.reason or "no code block found"]
         if attempt == repair_turns:
             break
-        repair = render("repair", code=(design.code or text).strip(), reasons="\n".join(f"- {r}" for r in design.reasons))
-        repair_prompt = engine.chat_prompt([{"role": "user", "content": repair}])
+        repair_prompt = _repair_prompt(engine, (design.code or text).strip(), design.reasons, budget,
+                                       designer_sampling.enable_thinking)
+        if repair_prompt is None:
+            break
         text = (await _one(engine, repair_prompt, designer_sampling, "designer")).text
         design.attempts += 1
         design.origin = "repair"
     if design.admitted and not design.hint and separate_hint_call and design.code:
-        design.hint = await write_hint(engine, design.code, hint_sampling)
+        design.hint = await write_hint(engine, design.code, hint_sampling, max_model_len)
     if design.admitted and not design.hint:
         design.admitted = False
         design.reasons.append("no hint: write HINT = \"...\" with a strategy that helps the player")
     return design
+
+
+def _repair_prompt(engine: Engine, code: str, reasons: list[str], budget: int | None,
+                   enable_thinking: bool | None) -> list[int] | None:
+    """The repair prompt with as many validator reasons as fit in ``budget`` (None: cannot fit)."""
+    for n in range(len(reasons), -1, -1):
+        shown = reasons[:n] or ["the environment did not pass validation"]
+        repair = render("repair", code=code, reasons="\n".join(f"- {r}" for r in shown))
+        ids = engine.chat_prompt([{"role": "user", "content": repair}], enable_thinking=enable_thinking)
+        if budget is None or len(ids) <= budget:
+            return ids
+    return None

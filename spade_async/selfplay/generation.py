@@ -150,6 +150,7 @@ class EnvGenerator:
                 repair_turns=self.sp.repair_turns,
                 separate_hint_call=self.sp.separate_hint_call,
                 band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
+                max_model_len=getattr(self.engine, "max_model_len", None),  # the engine's own limit
             )
 
         async with anyio.create_task_group() as tg:

@@ -30,7 +30,7 @@ def make_config(tmp_path: Path, **selfplay: object) -> Config:
           "max_turns": 3, "max_off_policy_steps": 1, "fixed_pool": str(pool)}
     sp.update(selfplay)
     return Config.model_validate({
-        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 4, "checkpoint_every": 2, "device": "cpu"},
+        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 4, "checkpoint_every": 2, "device": "cpu", "keep_adapters": 2},
         "selfplay": sp,
         "memory": {"examples_shown": 1, "embed_model": "hashing"},
         "sandbox": {"call_timeout_s": 2.0, "max_children": 32},
@@ -94,6 +94,9 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
     ckpts = rows(db, "SELECT step, path FROM checkpoints ORDER BY step")
     assert [s for s, _ in ckpts] == [1, 3]
     assert all((Path(p) / "state.pt").is_file() for _, p in ckpts)
+    # Adapters on disk: the newest keep_adapters = 2 (v3, v4) plus v2, the version the
+    # checkpoint after step 2 was taken at; v1 is pruned.
+    assert sorted(p.name for p in (tmp_path / "run" / "adapters").iterdir()) == ["v2", "v3", "v4"]
 
 
 async def test_fixed_mode_plays_the_pool(tmp_path: Path) -> None:

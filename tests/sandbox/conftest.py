@@ -48,7 +48,26 @@ def unsandboxed(name: str, action: str) -> str:
     with tempfile.TemporaryDirectory() as workdir:
         done = subprocess.run([sys.executable, "-c", _HARNESS, str(HOSTILE / f"{name}.py"), action],
                               capture_output=True, text=True, timeout=30, cwd=workdir)
-    return json.loads(done.stdout) if done.stdout.strip() else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def env_check_works(tmpdir: str) -> None:
+    """The next ``env check`` of a benign env, as a new process with this TMPDIR, admits it."""
+    done = subprocess.run([sys.executable, "-m", "spade_async.cli", "env", "check", str(ENVS / "guess.py")],
+                          capture_output=True, text=True, timeout=120, cwd=REPO,
+                          env={**os.environ, "TMPDIR": tmpdir, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "ADMITTED" in done.stdout, done.stdout + done.stderr[-2000:]
+
+
+def shm_tmpdir(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
+    """A fresh TMPDIR on /dev/shm (tmpfs): folder-heavy attacks stay fast on a slow disk."""
+    base = Path("/dev/shm") if os.path.isdir("/dev/shm") else tmp_path_factory.getbasetemp()
+    path = tempfile.mkdtemp(prefix=f"spade-test-{name}-", dir=base)
+    os.chmod(path, 0o711)  # like /tmp, children of other uids can traverse it to their workdir
+    return path
 
 
 def alive(pid: int) -> bool:

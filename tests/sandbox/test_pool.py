@@ -19,7 +19,6 @@ pytestmark = pytest.mark.anyio
 async def test_benign_env_round_trip(pool: SandboxPool) -> None:
     async with await pool.open(benign("maze")) as env:
         assert env.class_name == "GridWalk" and env.has_solution
-        assert set(env.imports) == {"random", "dataclasses"}
         obs, info = await env.reset(3)
         assert "A" in obs and info == {"size": 4}
         actions = await env.solution()
@@ -29,6 +28,16 @@ async def test_benign_env_round_trip(pool: SandboxPool) -> None:
         assert isinstance(result, StepResult) and result.terminated and result.reward == 1.0
         pid = env.pid
     assert not alive(pid)
+
+
+async def test_inspect_reports_static_facts_without_running(pool: SandboxPool) -> None:
+    facts = await pool.inspect(benign("maze"))
+    assert set(facts["imports"]) == {"random", "dataclasses"} and "GridWalk" in facts["classes"]
+    assert facts["dynamic"] == []
+    # a source that would exit at import time is only parsed: the facts still come back
+    facts = await pool.inspect("import os\nos._exit(3)\nHINT = 'go left'\nclass E:\n    pass\n")
+    assert facts["imports"] == ["os"] and facts["classes"] == ["E"] and facts["strings"] == {"HINT": "go left"}
+    assert "SyntaxError at line 1" in (await pool.inspect("def f(:\n"))["syntax_error"]
 
 
 async def test_solution_is_none_without_method(pool: SandboxPool) -> None:

@@ -70,5 +70,5 @@ def test_gpu_preset_on_a_cpu_machine_says_what_to_do(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     result = invoke("run", str(ROOT / "configs" / "games.toml"), "--headless", "--set", f'run.run_dir="{run_dir}"')
     assert result.exit_code == 1
-    assert "needs a CUDA GPU and none is visible" in result.output and "configs/tiny.toml" in result.output
+    assert "needs a CUDA GPU and none is visible" in result.output and "spade-async run tiny" in result.output
     assert not run_dir.exists()  # nothing half-created to trip the next attempt

@@ -440,7 +440,10 @@ def test_kill_9_loses_only_uncommitted_work(tmp_path: Path, trial: int) -> None:
         assert first.strip() == "1", proc.stderr.read()  # type: ignore[union-attr]
         time.sleep(random.Random(trial).uniform(0.05, 0.6))
         os.kill(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate(timeout=10)
+        # read() drains what readline() already buffered; communicate() would read the raw
+        # pipe and lose those lines.
+        out = proc.stdout.read()  # type: ignore[union-attr]
+        proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -1,5 +1,8 @@
 """The environment browser: a table of recent environments and the selected one's details.
 
+Environment text (code, hint, validation reasons, transcripts) is written by the model and
+goes through ``terminal_safe``: escape sequences are shown, never sent to the terminal.
+
 Why the table holds summaries only: code, documents and transcripts are large, so the app
 loads them for the highlighted row alone (``RunReader.load_detail``) and hands the result
 to ``EnvDetailView``.
@@ -16,6 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from spade_async.textsafe import terminal_safe
 from tui.reader import EnvDetail, EnvSummary
 from tui.stats import fmt_num
 from tui.widgets.replay import render_episode
@@ -36,7 +40,7 @@ class EnvTable(DataTable[str | Text]):
             self.add_row(
                 str(e.created_step + 1),
                 e.id[:8],
-                e.skill or "—",
+                terminal_safe(e.skill or "—"),
                 fmt_num(e.win_rate),
                 fmt_num(e.regret),
                 Text(e.status, style=_STATUS_STYLE.get(e.status, "")),
@@ -76,7 +80,7 @@ class EnvDetailView(VerticalScroll):
         self.query_one("#env-meta", Static).update(render_meta(detail))
         self.query_one("#env-hint", Static).update(render_hint(detail))
         self.query_one("#env-code", Static).update(
-            Syntax(detail.code, "python", theme="monokai", line_numbers=True, word_wrap=True)
+            Syntax(terminal_safe(detail.code), "python", theme="monokai", line_numbers=True, word_wrap=True)
         )
         self.query_one("#env-plain", Static).update(render_episode(detail.plain, "Plain play"))
         self.query_one("#env-hinted", Static).update(render_episode(detail.hinted, "Hinted play"))
@@ -85,7 +89,7 @@ class EnvDetailView(VerticalScroll):
 def render_meta(d: EnvDetail) -> Group:
     s = d.summary
     head = Text()
-    head.append(f"{s.skill or '—'}", style="bold cyan")
+    head.append(terminal_safe(s.skill or "—"), style="bold cyan")
     head.append(f"  {s.domain} · {s.origin} · ")
     head.append(s.status, style=_STATUS_STYLE.get(s.status, ""))
     head.append(f"  created step {s.created_step + 1}", style="dim")
@@ -95,15 +99,15 @@ def render_meta(d: EnvDetail) -> Group:
         f"plays {s.n_plays}"
     )
     doc = Text("document: ", style="bold")
-    doc.append(d.doc_title or "—", style="italic")
+    doc.append(terminal_safe(d.doc_title or "—"), style="italic")
     ident = Text(f"id {s.id}", style="dim")
     parts = [head, nums, doc, ident]
     if d.reasons:
-        parts.append(Text("validation: " + "; ".join(d.reasons), style="red"))
+        parts.append(Text(terminal_safe("validation: " + "; ".join(d.reasons)), style="red"))
     return Group(*parts)
 
 
 def render_hint(d: EnvDetail) -> Text:
     text = Text("hint: ", style="bold yellow")
-    text.append(d.hint or "—")
+    text.append(terminal_safe(d.hint or "—"))
     return text

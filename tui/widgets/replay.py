@@ -9,6 +9,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from spade_async.textsafe import terminal_safe
 from tui.reader import Episode
 
 _ROLE_STYLE = {"observation": "white", "agent": "bold cyan", "hint": "bold yellow"}
@@ -29,7 +30,7 @@ def render_episode(ep: Episode | None, title: str) -> RenderableType:
         line = Text()
         line.append(f"{turn.role:>11} │ ", style=_ROLE_STYLE.get(turn.role, "white"))
         body = turn.text if len(turn.text) <= _MAX_CHARS else turn.text[:_MAX_CHARS] + " …"
-        line.append(body)
+        line.append(terminal_safe(body))  # observations and actions are model-written
         if turn.reward is not None:
             line.append(
                 f"  [reward {turn.reward:+.2f}]", style="green" if turn.reward > 0 else "dim"

@@ -1,0 +1,50 @@
+"""Admission must not trust the code under test (issue class 9): a candidate that imports
+ctypes/socket/subprocess and answers the protocol itself (a forged load reply, a winning
+solution) is rejected, because the import list comes from a child that only parsed it."""
+
+from __future__ import annotations
+
+import pytest
+
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.validate import validate_source
+from tests.sandbox.conftest import assert_serves, hostile
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_protocol_hijacker_is_rejected_on_its_imports(pool: SandboxPool) -> None:
+    source = hostile("protocol_hijack")
+    async with await pool.open(source) as env:  # positive control: the loaded child lies for itself
+        assert env.class_name == "Innocent"
+        obs, _ = await env.reset(0)
+        result = await env.step("anything")
+        assert (obs, result.reward, result.terminated) == ("a fair game", 1.0, True)
+    verdict = await validate_source(pool, source, max_turns=4)
+    assert not verdict.admitted and verdict.checks["imports"] is False
+    assert any("imports ctypes, os, socket, stat, subprocess" in r for r in verdict.reasons), verdict.reasons
+    await assert_serves(pool)
+
+
+async def test_dynamic_imports_are_rejected(pool: SandboxPool) -> None:
+    source = ("class E(GameEnv):\n    def _reset(self):\n        return __import__('os').getcwd(), {}\n"
+              "    def _step(self, action):\n        return 'x', 0.0, True, False, {}\n")
+    verdict = await validate_source(pool, source, max_turns=4)
+    assert not verdict.admitted and any("__import__" in r for r in verdict.reasons), verdict.reasons
+    await assert_serves(pool)
+
+
+def test_validate_never_parses_in_the_trainer() -> None:
+    import ast
+    import inspect
+
+    from spade_async.sandbox import pool as pool_module
+    from spade_async.sandbox import validate
+
+    for module in (validate, pool_module):
+        tree = ast.parse(inspect.getsource(module))
+        calls = {node.func.attr for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+        names = {node.func.id for node in ast.walk(tree)
+                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        assert "parse" not in calls and not {"compile", "exec", "eval"} & names, module.__name__
