@@ -10,7 +10,7 @@ CONFIG ?= configs/tiny.toml
 RUN_DIR ?= runs/tiny-$(shell date +%Y%m%d-%H%M%S)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint bench clean check-vllm gpu-wheels
+.PHONY: setup run test lint docs bench clean check-vllm gpu-wheels
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,11 @@ run: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+# Regenerate docs/config.md from the config field docstrings (a test fails while it is stale).
+docs: setup
+	$(VENV)/bin/spade-async config doc --write docs/config.md
 
 test: lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

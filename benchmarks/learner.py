@@ -26,6 +26,8 @@ import argparse
 import resource
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -91,13 +93,14 @@ def main() -> None:
     path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
     cfg = LearnerConfig(lr=1e-5, micro_batch=args.micro_batch, kl_coef=0.0)
     trainer = Trainer(path, ModelConfig(), cfg, device=args.device, seed=0)
-    vocab = trainer.model.get_base_model().config.vocab_size
+    base: Any = trainer.model.get_base_model()
+    vocab = int(base.config.vocab_size)
     samples = make_samples(args.batch, args.prompt, args.completion, vocab, seed=0)
     tokens = sum(len(s.input_ids) for s in samples)
     cuda = args.device.startswith("cuda")
     rss0 = _rss_mib()
 
-    def timed(fn) -> tuple[float, float]:
+    def timed(fn: Callable[[], object]) -> tuple[float, float]:
         if cuda:
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()

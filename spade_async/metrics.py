@@ -1,6 +1,6 @@
 """Curriculum health metrics: where environments sit on the difficulty scale, and how varied they are.
 
-Why these three: SPADE works only while the designer keeps producing environments the
+Why these:  SPADE works only while the designer keeps producing environments the
 agent sometimes wins (learnable) and that differ from each other (diverse). The TUI
 histogram shows :func:`win_rate_band` per environment, the step log records
 :func:`learnable_fraction` and :func:`vendi_score` of the live pool.
@@ -9,12 +9,13 @@ histogram shows :func:`win_rate_band` per environment, the step log records
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import statistics
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 
-from spade_async.rewards import plateau
+from spade_async.rewards import hint_regret, plateau
 
 Band = Literal["too_easy", "in_band", "too_hard", "invalid"]
 
@@ -28,7 +29,7 @@ def win_rate_band(
     """Which side of the designer's target band a hint-free win rate ``w`` falls on.
 
     ``in_band`` is exactly where the plateau term of the designer reward is positive,
-    ``low - ramp < w < high + ramp`` (with DESIGN's defaults, 0.15 < w < 0.85): the
+    ``low - ramp < w < high + ramp`` (with the default band, 0.15 < w < 0.85): the
     designer earns difficulty credit there. ``too_hard`` is at or below ``low - ramp``,
     ``too_easy`` at or above ``high + ramp``. An environment that failed validation, or
     has no win rate yet (``None`` / NaN), is ``invalid``.
@@ -92,3 +93,44 @@ def vendi_score(embeddings: np.ndarray) -> float:
     eigenvalues = eigenvalues[eigenvalues > 1e-12]
     entropy = -float(np.sum(eigenvalues * np.log(eigenvalues)))
     return float(np.exp(entropy))
+
+
+def _mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else math.nan
+
+
+def step_play_metrics(
+    per_env: Sequence[tuple[Sequence[float], Sequence[float]]],
+    *,
+    regret_scale: float,
+    low: float = 0.4,
+    high: float = 0.6,
+    ramp: float = 0.25,
+) -> dict[str, float]:
+    """The per-step play metrics from each live environment's ``(plain, hinted)`` outcomes this step.
+
+    ``plain_return_mean`` / ``hint_return_mean``: mean over all plays of the arm (NaN when
+    none were played); ``regret_mean``: mean over the environments with both arms this step
+    of :func:`~spade_async.rewards.hint_regret` of their arm means; ``learnable_fraction``
+    and the ``band_*`` counts: over the environments with a plain win rate this step.
+
+    >>> m = step_play_metrics([([1.0, 0.0], [1.0, 1.0]), ([0.0, 0.0], [])], regret_scale=0.5)
+    >>> m["plain_return_mean"], m["hint_return_mean"], m["regret_mean"], m["band_too_hard"]
+    (0.25, 1.0, 1.0, 1.0)
+    """
+    plain = [o for p, _ in per_env for o in p]
+    hinted = [o for _, h in per_env for o in h]
+    rates = [statistics.fmean(p) for p, _ in per_env if p]
+    regrets = [hint_regret(statistics.fmean(h), statistics.fmean(p), regret_scale) for p, h in per_env if p and h]
+    bands = [win_rate_band(w, True, low, high, ramp) for w in rates]
+    return {
+        "n_envs": float(len(per_env)),
+        "plain_return_mean": _mean(plain),
+        "agent_return_mean": _mean(plain),
+        "hint_return_mean": _mean(hinted),
+        "regret_mean": _mean(regrets),
+        "learnable_fraction": learnable_fraction(rates) if rates else math.nan,
+        "band_too_easy": float(bands.count("too_easy")),
+        "band_in_band": float(bands.count("in_band")),
+        "band_too_hard": float(bands.count("too_hard")),
+    }

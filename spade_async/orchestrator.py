@@ -1,11 +1,13 @@
 """The self-play pipeline: produce rollouts, consume them with the learner, overlapped.
 
-Why two stages and a zero-buffer stream: generation (designer + agent plays, through the
+Why two stages and a bounded stream: generation (designer + agent plays, through the
 engine and the sandbox) and learning (a GRPO step in a worker thread) use different
 resources. The producer builds step ``s + 1`` with adapter ``v`` while the consumer trains
-on step ``s``; the rendezvous stream bounds that lead to exactly one step, so agent samples
-are at most one version stale, and no queue can grow. ``sync=True`` runs the same two
-stages strictly one after the other, for comparison and debugging.
+on step ``s``. The stream between them holds ``lead - 1`` batches, ``lead`` defaulting to
+``selfplay.max_off_policy_steps`` (2): with one batch being trained and ``lead - 1``
+waiting, the producer is at most ``lead`` steps ahead, so agent samples stay inside the
+staleness bound and no queue can grow. ``sync=True`` runs the same two stages strictly one
+after the other, for comparison and debugging.
 
 Staleness: agent samples older than ``max_off_policy_steps`` versions are dropped and
 counted. Designer samples are *meant* to be late (scored k steps after they were written)
@@ -42,7 +44,7 @@ from spade_async.learner.grpo import group_advantages
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EpisodeRecord
 from spade_async.memory.store import Store
-from spade_async.metrics import learnable_fraction, win_rate_band
+from spade_async.metrics import step_play_metrics
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
@@ -50,6 +52,9 @@ from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
 
 Reporter = Callable[[str], None]
+
+HEARTBEAT_EVERY_S = 10.0
+"""How often a running pipeline stamps ``runs.heartbeat_at`` (the TUI flags a stale one)."""
 
 
 
@@ -157,7 +162,7 @@ class Pipeline:
         for e_idx, env in enumerate(self.curriculum.live):
             for i in range(self.sp.plays):
                 plays.append((env, self._episode_seed(step, e_idx, i), False))
-            for i in range(self.sp.hinted_plays if env.hint else 0):
+            for i in range(self.sp.hinted_plays if env.hint and self._hinted_due(env, step) else 0):
                 plays.append((env, self._episode_seed(step, e_idx, i), True))  # matched seeds
         results: list[tuple[LiveEnv, Episode] | None] = [None] * len(plays)
 
@@ -183,6 +188,10 @@ class Pipeline:
             for i, (env, seed, hinted) in enumerate(plays):
                 tg.start_soon(one, i, env, seed, hinted)
         return [r for r in results if r is not None]
+
+    def _hinted_due(self, env: LiveEnv, step: int) -> bool:
+        """Hinted plays: once, at the step the environment went live (default), or every step."""
+        return self.sp.hinted_schedule == "every_step" or step == env.born_step
 
     def _episode_seed(self, step: int, env_index: int, play: int) -> int:
         return (self.cfg.run.seed * 1_000_003 + step * 10_007 + env_index * 101 + play) % (2**31)
@@ -218,6 +227,7 @@ class Pipeline:
         ok = [(env, ep) for env, ep in played if ep.error is None]
         for env, ep in played:
             if ep.error is not None:
+                self.curriculum.record_error(env.env_id)
                 await self.store.record_event(step, "error", f"env {env.env_id[:12]} failed during play: {ep.error}")
         for env, ep in ok:
             self.curriculum.record(step, env.env_id, ep.hinted, ep.outcome)
@@ -233,30 +243,18 @@ class Pipeline:
         advantages, _zero_var = group_advantages([ep.outcome for _, ep in plain], [env.env_id for env, _ in plain])
         temperature = self.cfg.engine.agent.temperature
         samples = [ep.to_sample(a, temperature) for (_, ep), a in zip(plain, advantages, strict=True) if a != 0.0 and ep.loss_mask]
-        hinted = [ep.outcome for _, ep in ok if ep.hinted]
-        plain_out = [ep.outcome for _, ep in plain]
-        rates = [w for env in self.curriculum.live if (w := _step_mean(env.plain.get(step))) is not None]
-        regrets = [
-            min(1.0, max(0.0, (_step_mean(env.hinted.get(step)) - _step_mean(env.plain.get(step))) / self.sp.regret_scale))  # type: ignore[operator]
-            for env in self.curriculum.live
-            if env.plain.get(step) and env.hinted.get(step)
-        ]
-        bands = [win_rate_band(w, True, self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp) for w in rates]
-        n_invalid = len(self.curriculum.rejected)
-        metrics = {
-            "n_envs": float(len(self.curriculum.live)),
-            "plain_return_mean": _mean(plain_out),
-            "agent_return_mean": _mean(plain_out),
-            "hint_return_mean": _mean(hinted),
-            "regret_mean": _mean(regrets),
-            "learnable_fraction": learnable_fraction(rates) if rates else math.nan,
-            "band_too_easy": float(bands.count("too_easy")),
-            "band_in_band": float(bands.count("in_band")),
-            "band_too_hard": float(bands.count("too_hard")),
-            "band_invalid": float(n_invalid),
-            "episodes_failed": float(len(played) - len(ok)),
-            "zero_variance_groups": float(_zero_var),
-        }
+        metrics = step_play_metrics(
+            [(env.plain.get(step, []), env.hinted.get(step, [])) for env in self.curriculum.live],
+            regret_scale=self.sp.regret_scale,
+            low=self.sp.plateau_low,
+            high=self.sp.plateau_high,
+            ramp=self.sp.plateau_ramp,
+        )
+        metrics.update(
+            band_invalid=float(len(self.curriculum.rejected)),
+            episodes_failed=float(len(played) - len(ok)),
+            zero_variance_groups=float(_zero_var),
+        )
         return samples, metrics
 
     # -- consumer ---------------------------------------------------------------------------
@@ -320,6 +318,7 @@ class Pipeline:
         overlap = not sync and lead >= 1
         async with anyio.create_task_group() as root:
             root.start_soon(self._watch_signals, root.cancel_scope)
+            root.start_soon(self._heartbeat)
             if overlap:
                 send, receive = anyio.create_memory_object_stream[Batch](lead - 1)
 
@@ -357,6 +356,13 @@ class Pipeline:
                 self._unsaved = None
         return done
 
+    async def _heartbeat(self) -> None:
+        """Tell watchers this process still owns the run (see ``Store.heartbeat``)."""
+        while True:
+            if self.store.run_id is not None:
+                await self.store.heartbeat()
+            await anyio.sleep(HEARTBEAT_EVERY_S)
+
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         """Ctrl-C / SIGTERM: stop after the step in flight (its checkpoint is written)."""
         try:
@@ -375,14 +381,6 @@ def metrics_json_line(step: int, metrics: dict[str, float]) -> str:
     """One JSON object per line; NaN (not measured) becomes null, as in the database."""
     clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
     return json.dumps({"step": step, **clean}) + "\n"
-
-
-def _mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else math.nan
-
-
-def _step_mean(values: list[float] | None) -> float | None:
-    return statistics.fmean(values) if values else None
 
 
 def _fmt(value: float | None, spec: str = ".2f") -> str:

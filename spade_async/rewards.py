@@ -5,7 +5,7 @@ here trains confidently in the wrong direction. Kept free of I/O, config objects
 torch, each piece is checked on its own (doctests below, property tests in
 ``tests/unit/test_rewards.py``) and the orchestrator only composes them.
 
-Formulas follow DESIGN.md §1 (the SPADE paper). Decisions and deviations:
+Formulas follow the SPADE paper (docs/rewards.md lists them with every deviation). Decisions and deviations:
 
 - ``episode_outcome``: when an env sets *both* ``terminated`` and ``truncated`` (common
   in generated code that flags the last turn as truncated even when the answer on it
@@ -55,7 +55,7 @@ def episode_outcome(final_reward: float, terminated: bool, truncated: bool) -> f
 
 
 def win_rate(outcomes: Sequence[float]) -> float:
-    """Mean outcome of a set of plays (DESIGN's ``w``: partial outcomes count partially).
+    """Mean outcome of a set of plays (the designer reward's ``w``: partial outcomes count partially).
 
     >>> win_rate([1.0, 0.0, 0.5, 0.5])
     0.5
@@ -100,7 +100,7 @@ def plateau(w: float, low: float, high: float, ramp: float) -> float:
 
 
 def designer_raw_reward(regret: float, plateau: float, w_regret: float, w_plateau: float) -> float:
-    """``w_regret * regret + w_plateau * plateau`` (DESIGN: 0.4 and 0.6).
+    """``w_regret * regret + w_plateau * plateau`` (the paper: 0.4 and 0.6).
 
     >>> round(designer_raw_reward(0.5, 1.0, 0.4, 0.6), 6)
     0.8
@@ -155,7 +155,7 @@ class DesignerCandidate:
 
 @dataclass(frozen=True)
 class DesignerRewardParams:
-    """The constants of the designer reward; defaults are DESIGN.md's (the paper's)."""
+    """The constants of the designer reward; defaults are the paper's."""
 
     regret_scale: float = 0.15
     plateau_low: float = 0.4

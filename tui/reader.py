@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import socket
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,7 @@ class RunInfo:
     id: int
     name: str
     status: str
+    """As stored, except ``dead`` for a ``running`` run whose owner process is gone."""
     created_at: float
 
 
@@ -148,12 +152,13 @@ class RunReader:
                 return PollResult(waiting=f"database not readable yet: {exc}")
 
     def _poll(self, conn: sqlite3.Connection) -> PollResult:
-        row = conn.execute(
-            "SELECT id, name, status, created_at FROM runs ORDER BY id DESC LIMIT 1"
-        ).fetchone()
+        row = conn.execute("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetchone()
         if row is None:
             return PollResult(waiting="waiting for the run to start")
-        run = RunInfo(row["id"], row["name"], row["status"], row["created_at"])
+        status = row["status"]
+        if status == "running" and owner_gone(row, time.time()):
+            status = "dead"
+        run = RunInfo(row["id"], row["name"], status, row["created_at"])
         reset = self._rewound(conn, run.id)
         if reset:
             self._last_step, self._last_event_id, self._env_mark = -1, 0, None
@@ -266,6 +271,40 @@ def _latest_episode(conn: sqlite3.Connection, env_id: str, *, hinted: bool) -> E
     )
 
 
+HEARTBEAT_STALE_S = 120.0
+"""A running run whose heartbeat is older than this is taken as dead (its owner stamps every 10 s)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:  # a killed, unreaped child is a zombie: dead
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def owner_gone(row: sqlite3.Row, now: float) -> bool:
+    """Whether the process that owns a ``running`` run is gone (killed with -9, machine lost).
+
+    On the owner's host: its pid no longer runs. Elsewhere: no heartbeat for
+    ``HEARTBEAT_STALE_S``. A database from before owners were recorded is never flagged.
+    """
+    keys = row.keys()
+    if "owner_pid" not in keys or row["owner_pid"] is None:
+        return False
+    if row["owner_host"] == socket.gethostname():
+        return not _pid_alive(int(row["owner_pid"]))
+    beat = row["heartbeat_at"]
+    return beat is not None and now - float(beat) > HEARTBEAT_STALE_S
+
+
 def _env_summary(r: sqlite3.Row) -> EnvSummary:
     return EnvSummary(
         id=r["id"],
@@ -318,12 +357,12 @@ def _parse_transcript(text: str) -> list[Turn]:
         if not isinstance(item, dict):
             continue
         reward = item.get("reward")
-        ok = isinstance(reward, (int, float)) and not isinstance(reward, bool)
+        value = float(reward) if isinstance(reward, (int, float)) and not isinstance(reward, bool) else math.nan
         turns.append(
             Turn(
                 role=str(item.get("role", "?")),
                 text=str(item.get("text", "")),
-                reward=float(reward) if ok and math.isfinite(reward) else None,
+                reward=value if math.isfinite(value) else None,
             )
         )
     return turns

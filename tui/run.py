@@ -18,7 +18,15 @@ from typing import Any
 import anyio
 
 from spade_async.config import Config
-from spade_async.launch import DB_NAME, KNOWN_ERRORS, innermost, report_crash, run_pipeline
+from spade_async.launch import (
+    DB_NAME,
+    KNOWN_ERRORS,
+    check_run_dir,
+    innermost,
+    preflight,
+    report_crash,
+    run_pipeline,
+)
 
 
 class PipelineController:
@@ -65,6 +73,12 @@ def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     from tui.app import SpadeApp
 
     run_dir = Path(cfg.run.run_dir)
+    try:  # as headless does: a config this machine cannot run, or a wrong folder, writes nothing
+        preflight(cfg)
+        check_run_dir(run_dir, resume)
+    except KNOWN_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "run.log"
     controller = PipelineController()

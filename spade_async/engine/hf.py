@@ -26,7 +26,9 @@ import anyio
 import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
+from spade_async.engine.device import resolve_device, resolve_dtype
 from spade_async.engine.prefix_cache import PrefixCache, assemble
+from spade_async.engine.tokens import TokenizerHelpers
 
 
 @dataclass
@@ -35,24 +37,7 @@ class _Slot:
     result: Completion | None = None
 
 
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when a GPU is visible (probed without initialising CUDA), else ``cpu``."""
-    from spade_async.gpu import cuda_device_count
-
-    if device == "auto":
-        return "cuda" if cuda_device_count() > 0 else "cpu"
-    return device
-
-
-def resolve_dtype(dtype: str, device: str) -> Any:
-    import torch
-
-    if dtype == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return getattr(torch, dtype)
-
-
-class HFEngine:
+class HFEngine(TokenizerHelpers):
     """Batched, token-in/token-out generation with transformers and PEFT adapters."""
 
     def __init__(
@@ -72,9 +57,8 @@ class HFEngine:
 
         self.device = resolve_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(str(model_path))
-        self.model = AutoModelForCausalLM.from_pretrained(
-            str(model_path), dtype=resolve_dtype(dtype, self.device)
-        ).to(self.device)
+        model: Any = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=resolve_dtype(dtype, self.device))
+        self.model = model.to(self.device)
         self.model.eval()
         self.stop_ids = stop_token_ids(self.tokenizer, getattr(self.model, "generation_config", None))
         """Token ids that end a completion (the same set the vLLM engine stops at)."""
@@ -91,31 +75,6 @@ class HFEngine:
         self._lock = anyio.Lock()
         self.generated_tokens = 0
         self.generate_seconds = 0.0
-
-    # -- tokenizer helpers -------------------------------------------------
-    @property
-    def eos_token_id(self) -> int:
-        return int(self.tokenizer.eos_token_id)
-
-    @property
-    def eos_text(self) -> str:
-        return str(self.tokenizer.eos_token)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, token_ids: list[int]) -> str:
-        return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
-
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None) -> str:
-        extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
-        template: Any = self.tokenizer.apply_chat_template
-        return str(template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
-
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
 
     # -- generation ------------------------------------------------------------
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
@@ -202,7 +161,7 @@ class HFEngine:
                         continue
                     stops = requests[i].sampling.stop
                     if stops:
-                        texts[i] += self.tokenizer.decode([tok])
+                        texts[i] += str(self.tokenizer.decode([tok]))
                         if any(s in texts[i][-(len(s) + 32) :] for s in stops):
                             done[i], finish[i] = True, "stop"
                             continue

@@ -32,6 +32,7 @@ from typing import Any
 
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest, Sampling, stop_token_ids
+from spade_async.engine.tokens import TokenizerHelpers
 from spade_async.placement import Placement
 
 
@@ -113,7 +114,7 @@ def build_async_llm(engine_args: Any) -> Any:
     return AsyncLLM.from_engine_args(engine_args)
 
 
-class VLLMEngine:
+class VLLMEngine(TokenizerHelpers):
     """Token-in/token-out generation through ``vllm.v1.engine.async_llm.AsyncLLM``."""
 
     def __init__(self, model_path: str, cfg: Config, placement: Placement) -> None:
@@ -139,30 +140,6 @@ class VLLMEngine:
         self._lora: Any = None
         self._ids = itertools.count()
         self.generated_tokens = 0
-
-    @property
-    def eos_token_id(self) -> int:
-        return int(self.tokenizer.eos_token_id)
-
-    @property
-    def eos_text(self) -> str:
-        return str(self.tokenizer.eos_token)
-
-    def encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
-
-    def decode(self, token_ids: list[int]) -> str:
-        return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
-
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None) -> str:
-        extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
-        template: Any = self.tokenizer.apply_chat_template
-        return str(template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
-
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None) -> list[int]:
-        return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking))
 
     async def _one(self, request: GenerationRequest) -> Completion:
         params = build_sampling_params(request.sampling, self.stop_ids)

@@ -7,6 +7,13 @@ attention backend honour). Tokens after a sample's last trained token are cut of
 model's predictions for earlier positions do not depend on them, so they cost compute for
 nothing (an agent transcript often ends with an environment observation).
 
+Token weights: an agent token weighs 1. A designer sample's tokens share one fixed weight,
+the mean trained-token count of the agent samples in the same optimizer batch (1 when there
+are none), spread evenly over its own tokens. So a designer sample weighs as much as one
+typical agent sequence whatever its own length, under every loss aggregation: the designer
+reward's scale ``min(n_agent_samples / n_envs * k, cap)`` assumes exactly that, and without
+it a 3,000-token design would weigh 3,000 agent tokens under the token-mean (``dapo``) loss.
+
 Deviations: a sample is cut from the right at ``max_seq_len``; a trained token at position 0
 has no position that predicts it and is ignored; a sample left with no trained token is
 dropped (counted by the caller).
@@ -30,10 +37,19 @@ class MicroBatch:
     attention_mask: Tensor  # (B, T) long
     mask: Tensor  # (B, T) float, 0 at position 0 and on padding
     behaviour: Tensor  # (B, T) float32 behaviour logprobs (0 where mask is 0)
+    weights: Tensor  # (B, T) float32 loss weight per token (0 where mask is 0; see the module docstring)
     advantages: Tensor  # (B,) float32
     temperature: Tensor  # (B,) float32
     n_tokens: int  # real (unpadded) tokens in the batch
     n_trained: int  # trained tokens in the batch
+    total_weight: float = 0.0  # sum of ``weights`` in the batch
+
+
+def sequence_weight(samples: list[TrainSample], max_seq_len: int) -> float:
+    """Weight of one designer sample in token units: the mean trained-token count of the agent samples."""
+    lengths = [sum(trim(s, max_seq_len)[1]) for s in samples if s.role != "designer"]
+    lengths = [n for n in lengths if n > 0]
+    return sum(lengths) / len(lengths) if lengths else 1.0
 
 
 def trim(sample: TrainSample, max_seq_len: int) -> tuple[list[int], list[int], list[float]]:
@@ -52,11 +68,13 @@ def build_micro_batches(
     samples: list[TrainSample], micro_batch: int, max_seq_len: int, pad_id: int = 0
 ) -> list[MicroBatch]:
     """Trim, drop samples with no trained token, sort by length, pad, cut into micro-batches."""
+    designer_weight = sequence_weight(samples, max_seq_len)
     rows = []
     for s in samples:
-        ids, mask, logps = trim(s, max_seq_len)
-        if any(mask):
-            rows.append((ids, mask, logps, s.advantage, s.temperature))
+        ids, row_mask, logps = trim(s, max_seq_len)
+        if any(row_mask):
+            per_token = designer_weight / sum(row_mask) if s.role == "designer" else 1.0
+            rows.append((ids, row_mask, logps, s.advantage, s.temperature, per_token))
     rows.sort(key=lambda r: len(r[0]), reverse=True)
     batches = []
     for start in range(0, len(rows), micro_batch):
@@ -67,22 +85,26 @@ def build_micro_batches(
         attn = torch.zeros((b, width), dtype=torch.long)
         mask = torch.zeros((b, width), dtype=torch.float32)
         behaviour = torch.zeros((b, width), dtype=torch.float32)
-        for i, (ids, m, lp, _, _) in enumerate(chunk):
+        weights = torch.zeros((b, width), dtype=torch.float32)
+        for i, (ids, m, lp, _, _, per_token) in enumerate(chunk):
             n = len(ids)
             input_ids[i, :n] = torch.tensor(ids, dtype=torch.long)
             attn[i, :n] = 1
             mask[i, :n] = torch.tensor(m, dtype=torch.float32)
             behaviour[i, :n] = torch.tensor(lp, dtype=torch.float32) * mask[i, :n]
+            weights[i, :n] = mask[i, :n] * per_token
         batches.append(
             MicroBatch(
                 input_ids=input_ids,
                 attention_mask=attn,
                 mask=mask,
                 behaviour=behaviour,
+                weights=weights,
                 advantages=torch.tensor([r[3] for r in chunk], dtype=torch.float32),
                 temperature=torch.tensor([r[4] for r in chunk], dtype=torch.float32),
                 n_tokens=int(attn.sum()),
                 n_trained=int(mask.sum()),
+                total_weight=float(weights.sum()),
             )
         )
     return batches

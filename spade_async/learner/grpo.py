@@ -22,7 +22,7 @@ Choices (and where they deviate from a textbook GRPO):
   * default (``logp_proximal=None``): the current parameters, detached, i.e. the policy at
     the start of this optimizer step (all micro-batches of a step share parameters). Then
     ``r == 1`` in value, the gradient is ``w * A * grad log pi`` (the truncated-IS policy
-    gradient) and ``w = min(pi_now / pi_behaviour, tis_cap)`` exactly as in DESIGN §1.
+    gradient) and ``w = min(pi_now / pi_behaviour, tis_cap)`` exactly as in docs/rewards.md.
     For later PPO epochs the trainer passes the epoch-0 logprobs as ``logp_proximal`` and
     the clip becomes active.
   * ``logp_proximal = logp_behaviour``: classic PPO against the behaviour policy; then
@@ -42,11 +42,13 @@ Choices (and where they deviate from a textbook GRPO):
   ``w``. The reference is the base model with the LoRA adapter disabled (the trainer runs it
   under ``torch.no_grad``; no second model in memory).
 - **Aggregation** (``agg``), written so that summing the losses of micro-batches gives the
-  loss of the whole optimizer batch (pass ``total_sequences`` / ``total_tokens``):
-  ``grpo``: mean over each sequence's trained tokens, then mean over sequences;
-  ``dapo``: sum over all trained tokens / total trained tokens (token-level mean);
-  ``dr_grpo``: sum over all trained tokens / (total sequences * ``max_tokens``), a constant
-  normaliser with no length bias (Dr. GRPO).
+  loss of the whole optimizer batch (pass ``total_sequences`` / ``total_tokens``), over
+  per-token ``weights`` (default: the mask; the trainer gives a designer sample's tokens a
+  weight that sums to a length-independent constant, see ``learner.batching``):
+  ``grpo``: weighted mean over each sequence's trained tokens, then mean over sequences;
+  ``dapo``: weighted sum over all trained tokens / total weight (token-level mean);
+  ``dr_grpo``: weighted sum over all trained tokens / (total sequences * ``max_tokens``), a
+  constant normaliser with no length bias (Dr. GRPO).
 - **Temperature**: logits are divided by the sampling temperature before the softmax, so
   ``logp_now`` is comparable with the engine's (tempered) behaviour logprobs.
 - **Selected logprobs only** (``selected_logprobs``): the lm_head and the log-normaliser are
@@ -112,14 +114,16 @@ def grpo_loss(
     max_tokens: int | None = None,
     logp_proximal: Tensor | None = None,
     total_sequences: int | None = None,
-    total_tokens: int | None = None,
+    total_tokens: float | None = None,
+    weights: Tensor | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
     """Clipped, TIS-weighted GRPO loss (see the module docstring for every choice).
 
     Shapes: ``logp_*``, ``mask``, ``ref_logp``: ``(B, T)``; ``advantages``: ``(B,)``.
     ``clip_low`` / ``clip_high`` are the epsilons (the ratio is clipped to
     ``[1 - clip_low, 1 + clip_high]``). ``total_sequences`` / ``total_tokens`` are the
-    optimizer batch's counts when this call sees one micro-batch of it (default: this call's).
+    optimizer batch's counts when this call sees one micro-batch of it (default: this call's);
+    with ``weights`` (``(B, T)``, zero off the mask), ``total_tokens`` is the batch's total weight.
     ``max_tokens`` is the ``dr_grpo`` constant (default: ``T``).
 
     Returns ``(loss, metrics)``; metrics are means over this call's trained tokens (``kl``,
@@ -149,14 +153,15 @@ def grpo_loss(
         if kl_coef > 0:
             token_loss = token_loss + kl_coef * kl
 
-    seq_tokens = m.sum(-1)
+    w_tok = m if weights is None else weights.to(logp_now.dtype) * m
+    seq_tokens = w_tok.sum(-1)
     n_seq = total_sequences if total_sequences is not None else logp_now.shape[0]
-    n_tok = total_tokens if total_tokens is not None else int(seq_tokens.sum().item())
-    masked = token_loss * m
+    n_tok = total_tokens if total_tokens is not None else float(seq_tokens.sum().item())
+    masked = token_loss * w_tok
     if agg == "grpo":
-        loss = (masked.sum(-1) / seq_tokens.clamp(min=1.0)).sum() / max(n_seq, 1)
+        loss = (masked.sum(-1) / seq_tokens.clamp(min=1e-12)).sum() / max(n_seq, 1)
     elif agg == "dapo":
-        loss = masked.sum() / max(n_tok, 1)
+        loss = masked.sum() / (n_tok if n_tok > 0 else 1.0)
     else:
         const = max_tokens if max_tokens is not None else logp_now.shape[-1]
         loss = masked.sum() / (max(n_seq, 1) * max(const, 1))

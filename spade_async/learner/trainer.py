@@ -44,6 +44,7 @@ import torch
 from torch import Tensor
 
 from spade_async.config import LearnerConfig, ModelConfig
+from spade_async.engine.device import resolve_dtype
 from spade_async.learner.batching import MicroBatch, build_micro_batches
 from spade_async.learner.grpo import grpo_loss, selected_logprobs
 from spade_async.samples import TrainSample
@@ -51,16 +52,10 @@ from spade_async.samples import TrainSample
 RatioAnchor = Literal["proximal", "behaviour"]
 
 
-def _resolve_dtype(dtype: str, device: str) -> torch.dtype:
-    if dtype == "auto":
-        return torch.bfloat16 if device.startswith("cuda") else torch.float32
-    return getattr(torch, dtype)
-
-
 def _load_base(model_path: str, cfg: ModelConfig, device: str) -> Any:
     from transformers import AutoModelForCausalLM
 
-    dtype = _resolve_dtype(cfg.dtype, device)
+    dtype = resolve_dtype(cfg.dtype, device)
     kwargs: dict[str, Any] = {
         "local_files_only": True,
         "trust_remote_code": cfg.trust_remote_code,
@@ -86,9 +81,10 @@ def _load_base(model_path: str, cfg: ModelConfig, device: str) -> Any:
             bnb_4bit_compute_dtype=compute,
         )
         kwargs["device_map"] = {"": device}
-        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
+        model: Any = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
     else:
-        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs).to(device)
+        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
+        model = model.to(device)
     model.config.use_cache = False
     return model
 
@@ -174,7 +170,7 @@ class Trainer:
             torch.manual_seed(seed)
             self.model = get_peft_model(base, lora)
         self.model.train()
-        inner = self.model.get_base_model()
+        inner: Any = self.model.get_base_model()
         self._decoder = inner.get_decoder()
         self._lm_head = inner.get_output_embeddings()
         pad = getattr(inner.config, "pad_token_id", None)
@@ -235,6 +231,7 @@ class Trainer:
         )
         n_seq = sum(int(mb.input_ids.shape[0]) for mb in batches)
         n_trained = sum(mb.n_trained for mb in batches)
+        total_weight = sum(mb.total_weight for mb in batches)
         metrics: dict[str, float] = {
             "n_samples": float(n_seq),
             "n_dropped": float(len(samples) - n_seq),  # all reasons
@@ -263,6 +260,7 @@ class Trainer:
                 behaviour = mb.behaviour.to(self.device)
                 ref = self._reference(mb) if self.cfg.kl_coef > 0 else None
                 logp = self._logprobs(mb, self._hidden(mb))
+                anchor: Tensor | None
                 if self.ratio_anchor == "behaviour":
                     anchor = behaviour
                 else:
@@ -281,7 +279,8 @@ class Trainer:
                     max_tokens=self.cfg.max_seq_len,
                     logp_proximal=anchor,
                     total_sequences=n_seq,
-                    total_tokens=n_trained,
+                    total_tokens=total_weight,
+                    weights=mb.weights.to(self.device),
                 )
                 loss.backward()
                 if epoch == 0 and self.cfg.ppo_epochs > 1:

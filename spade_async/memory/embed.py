@@ -175,13 +175,3 @@ def make_embedder(name: str, *, device: str = "cpu") -> TextEmbedder:
         f"memory.embed_model = {name!r}: expected {BUILTIN_MODEL!r}, {HASHING!r} or a local "
         "sentence-transformers folder (models are never downloaded)"
     )
-
-
-def to_blob(vector: np.ndarray) -> bytes:
-    """Bytes for ``environments.embedding``: float32 little-endian."""
-    return np.asarray(vector, dtype="<f4").reshape(-1).tobytes()
-
-
-def from_blob(blob: bytes) -> np.ndarray:
-    """The vector stored by :func:`to_blob` (a float32 copy)."""
-    return np.frombuffer(blob, dtype="<f4").astype(np.float32)

@@ -49,8 +49,6 @@ class EnvRecord:
     designer_reward: float | None = None
     n_plays: int = 0
     parent_id: str | None = None
-    embedding: bytes | None = None
-    """float32 little-endian vector (see ``memory.embed.to_blob``)."""
     updated_step: int | None = None
     """Step of the last stats update (set by the store)."""
     run_id: int | None = None

@@ -123,6 +123,18 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX evals_step ON evals(step);
         """,
     ),
+    (
+        # (environments.embedding from 0001 is unused: nothing writes or reads it; the Vendi
+        # diversity is computed from the live environments' code at each regeneration.)
+        # Who runs it: a watcher (the TUI) tells a live run from one whose process was killed
+        # (kill -9 leaves status = 'running' forever): same host and pid gone, or no heartbeat.
+        "0004_credit_run_owner",
+        """
+        ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+        ALTER TABLE runs ADD COLUMN owner_host TEXT;
+        ALTER TABLE runs ADD COLUMN heartbeat_at REAL;
+        """,
+    ),
 ]
 
 METRIC_KEYS: tuple[str, ...] = (

@@ -22,6 +22,8 @@ Why this shape:
 from __future__ import annotations
 
 import hashlib
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -165,7 +167,6 @@ def _env_from_row(row: sqlite3.Row) -> EnvRecord:
         designer_reward=row["designer_reward"],
         n_plays=row["n_plays"],
         parent_id=row["parent_id"],
-        embedding=row["embedding"],
         updated_step=row["updated_step"],
         run_id=row["run_id"],
     )
@@ -288,14 +289,17 @@ class Store:
         config_hash = hashlib.sha256(config_toml.encode("utf-8")).hexdigest()
         async with self._tx() as conn:
             cur = await conn.execute(
-                "INSERT INTO runs (name, config_toml, config_hash, created_at, status, isolation) "
-                "VALUES (?, ?, ?, ?, 'running', ?)",
+                "INSERT INTO runs (name, config_toml, config_hash, created_at, status, isolation, "
+                "owner_pid, owner_host, heartbeat_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
                 (
                     name,
                     config_toml,
                     config_hash,
                     time.time(),
                     None if isolation is None else _dumps(isolation),
+                    os.getpid(),
+                    socket.gethostname(),
+                    time.time(),
                 ),
             )
             run_id = cur.lastrowid
@@ -303,14 +307,19 @@ class Store:
         self.run_id = int(run_id)
         return self.run_id
 
-    async def resume_run(self) -> int | None:
-        """Make the latest run current again (status back to 'running'); None if there is none."""
+    async def resume_run(self, *, mark_running: bool = True) -> int | None:
+        """Make the latest run current again (status back to 'running' unless ``mark_running``
+        is False); None if there is none."""
         async with self._tx() as conn:
             row = await (await conn.execute("SELECT MAX(id) FROM runs")).fetchone()
             if row is None or row[0] is None:
                 return None
             run_id = int(row[0])
-            await conn.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
+            if mark_running:
+                await conn.execute(
+                    "UPDATE runs SET status = 'running', owner_pid = ?, owner_host = ?, heartbeat_at = ? WHERE id = ?",
+                    (os.getpid(), socket.gethostname(), time.time(), run_id),
+                )
         self.run_id = run_id
         return run_id
 
@@ -319,7 +328,19 @@ class Store:
             raise ValueError(f"run status {status!r} not one of {RUN_STATUSES}")
         run_id = self._need_run()
         async with self._tx() as conn:
-            await conn.execute("UPDATE runs SET status = ? WHERE id = ?", (status, run_id))
+            if status == "running":  # this process owns the run from now on
+                await conn.execute(
+                    "UPDATE runs SET status = ?, owner_pid = ?, owner_host = ?, heartbeat_at = ? WHERE id = ?",
+                    (status, os.getpid(), socket.gethostname(), time.time(), run_id),
+                )
+            else:
+                await conn.execute("UPDATE runs SET status = ? WHERE id = ?", (status, run_id))
+
+    async def heartbeat(self) -> None:
+        """Record that the owner of the current run is alive (watchers flag a stale heartbeat)."""
+        run_id = self._need_run()
+        async with self._tx() as conn:
+            await conn.execute("UPDATE runs SET heartbeat_at = ? WHERE id = ?", (time.time(), run_id))
 
     async def run(self, run_id: int | None = None) -> RunRecord | None:
         """The given run (default: the current one)."""
@@ -344,7 +365,7 @@ class Store:
         """Insert the environment, or update the mutable fields of the row with the same code.
 
         On a repeat, immutable fields (created_step, skill, doc, origin, parent) keep their first
-        values; valid/reasons/status take the new ones; hint, stats and embedding take the new
+        values; valid/reasons/status take the new ones; hint and stats take the new
         ones unless they are None; n_plays never goes down.
         """
         if env.origin not in ENV_ORIGINS:
@@ -358,8 +379,8 @@ class Store:
                 INSERT INTO environments (
                     id, run_id, created_step, skill, domain, origin, parent_id, code, hint,
                     doc_title, doc_text, valid, reasons, status, win_rate, hint_win_rate, regret,
-                    designer_reward, n_plays, updated_step, embedding)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    designer_reward, n_plays, updated_step)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET
                     hint = COALESCE(excluded.hint, hint),
                     valid = excluded.valid,
@@ -370,8 +391,7 @@ class Store:
                     regret = COALESCE(excluded.regret, regret),
                     designer_reward = COALESCE(excluded.designer_reward, designer_reward),
                     n_plays = MAX(excluded.n_plays, n_plays),
-                    updated_step = COALESCE(excluded.updated_step, updated_step),
-                    embedding = COALESCE(excluded.embedding, embedding)
+                    updated_step = COALESCE(excluded.updated_step, updated_step)
                 """,
                 (
                     env_id,
@@ -394,7 +414,6 @@ class Store:
                     env.designer_reward,
                     env.n_plays,
                     env.updated_step,
-                    env.embedding,
                 ),
             )
         return env_id
@@ -411,12 +430,16 @@ class Store:
         n_plays: int,
         status: str | None = None,
     ) -> None:
-        """Set the stats exactly as given (None = not measured) and ``updated_step = step``."""
+        """Set the stats as given (None = not measured) and ``updated_step = step``.
+
+        Exception: ``designer_reward=None`` keeps the stored value (an environment that is
+        live again keeps the reward of its last scored design until it is scored again).
+        """
         if status is not None and status not in ENV_STATUSES:
             raise ValueError(f"environment status {status!r} not one of {ENV_STATUSES}")
         async with self._tx() as conn:
             cur = await conn.execute(
-                "UPDATE environments SET win_rate = ?, hint_win_rate = ?, regret = ?, designer_reward = ?, "
+                "UPDATE environments SET win_rate = ?, hint_win_rate = ?, regret = ?, designer_reward = COALESCE(?, designer_reward), "
                 "n_plays = ?, updated_step = ?, status = COALESCE(?, status) WHERE id = ?",
                 (win_rate, hint_win_rate, regret, designer_reward, n_plays, step, status, env_id),
             )
@@ -486,7 +509,8 @@ class Store:
         self, *, env_id: str | None = None, step: int | None = None
     ) -> list[EpisodeRecord]:
         """Episodes of the current run (all runs if none), optionally of one env and/or step."""
-        where, params = ["1"], []
+        where: list[str] = ["1"]
+        params: list[Any] = []
         if self.run_id is not None:
             where.append("run_id = ?")
             params.append(self.run_id)
@@ -540,7 +564,8 @@ class Store:
 
     async def events(self, kind: str | None = None) -> list[EventRecord]:
         """Events of the current run in order, optionally of one kind."""
-        sql, params = "SELECT * FROM events WHERE run_id = ?", [self._need_run()]
+        sql = "SELECT * FROM events WHERE run_id = ?"
+        params: list[Any] = [self._need_run()]
         if kind is not None:
             sql += " AND kind = ?"
             params.append(kind)

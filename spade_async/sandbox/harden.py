@@ -1,6 +1,6 @@
 """Lock down a freshly forked env child before it sees any generated code.
 
-Why this order (SANDBOX_NOTES.md): session and parent-death signal first (nothing may outlive
+Why this order (docs/sandbox.md): session and parent-death signal first (nothing may outlive
 the zygote), then fd and environment hygiene (no inherited secrets or channels), rlimits
 (still allowed to lower them), the lowest CPU and I/O priority (an env that burns CPU between
 calls only gets what the trainer leaves idle), the uid drop (needs root, chown was done by the zygote), the

@@ -34,7 +34,7 @@ import os
 import platform
 import struct
 
-import pyseccomp as sc  # type: ignore[import-untyped]
+import pyseccomp as sc
 
 HIGHEST_REVIEWED = 462
 """Highest syscall number whose meaning was reviewed for this list (Linux 6.10: ``mseal``)."""

@@ -333,7 +333,7 @@ def serve(sock: socket.socket, spec: ChildSpec, layers: dict[str, bool], notes: 
     readline = sock.makefile("rb", buffering=1 << 16).readline
     send = sock.sendall
     output = CappedOutput(spec.output_cap)
-    sys.stdout = sys.stderr = output  # type: ignore[assignment]
+    sys.stdout = sys.stderr = output
     session = Session(spec, layers, notes, output)
     _prefault()
     while True:

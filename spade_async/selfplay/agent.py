@@ -9,7 +9,7 @@ tokens the policy sampled; the template scaffolding and observations are 0.
 The observation seam (end-of-turn marker, user header, assistant header) is derived once
 from the model's own chat template, so this works for any chat model, not just SmolLM2.
 
-Outcome scoring (DESIGN.md §1): the reward of the step that terminated the episode, clipped
+Outcome scoring (docs/rewards.md): the reward of the step that terminated the episode, clipped
 to [-1, 1]; 0 when the episode was truncated. Deviation: an episode in which the agent never
 produced a parsable ``\\boxed{}`` action scores ``no_action_penalty`` instead of 0, so format
 failures are distinguishable from honest losses in the GRPO group.

@@ -5,11 +5,20 @@ Why one object: everything a resumed run needs to continue the *same* curriculum
 awaiting their score) and round-trips through ``state()`` / ``load_state()``. A checkpoint
 that restored the learner but not this would silently restart the curriculum.
 
-Designer scoring (DESIGN.md §1): an environment lives for k steps; when it retires, its
-hint-free win rate ``w`` is the mean plain outcome over its life and its regret the mean,
-over the steps it lived, of (hinted mean - plain mean) at the same step (matched timing).
-The designs of one generation (admitted and rejected) are scored together, so the per-skill
-centring sees the whole batch; rejected candidates get the fixed penalty.
+Designer scoring (docs/rewards.md): an environment lives for k steps; when it retires, its
+hint-free win rate ``w`` is the mean plain outcome over its life and its regret compares
+hinted and plain means over the steps where both arms were played (matched timing: by
+default only the step it went live, see ``selfplay.hinted_schedule``). The designs of one
+generation are scored together, so the per-skill centring sees the whole batch. Every
+design of the generation gets exactly one designer sample; it is scored as *invalid* (the
+fixed penalty) when:
+
+- it failed validation (or was a duplicate, see ``generation``);
+- its first attempt failed validation and a repair turn fixed it: the trained tokens are
+  the first attempt's, which were broken (the repaired environment is still played and
+  kept in memory);
+- more than ``max_play_error_share`` of its plays errored (crash, hang, bad reply), or no
+  play finished at all. Below that share it is scored on the plays that finished.
 """
 
 from __future__ import annotations
@@ -44,9 +53,16 @@ class LiveEnv:
     """Set when this generation's designer wrote it (so it earns a designer reward)."""
     plain: dict[int, list[float]] = field(default_factory=dict)
     hinted: dict[int, list[float]] = field(default_factory=dict)
+    errors: int = 0
+    """Plays of this environment that errored (crash, hang, protocol violation)."""
 
     def n_plays(self) -> int:
         return sum(len(v) for v in self.plain.values()) + sum(len(v) for v in self.hinted.values())
+
+    def error_share(self) -> float:
+        """Share of this environment's plays that errored (0.0 before any play)."""
+        total = self.errors + self.n_plays()
+        return self.errors / total if total else 0.0
 
     def win_rate(self) -> float | None:
         outcomes = [o for step in self.plain.values() for o in step]
@@ -74,6 +90,18 @@ class LiveEnv:
         return DesignerCandidate(self.skill, True, win_rate=self.win_rate(), r_hint=r_hint, r_plain=r_plain)
 
 
+@dataclass(frozen=True)
+class ScoredDesign:
+    """One design of a retiring generation, paired with what it is scored as."""
+
+    design: Design
+    candidate: DesignerCandidate
+    env_id: str | None
+    """The live environment it became (None when it was rejected)."""
+    why_invalid: str | None = None
+    """Why an admitted design is nevertheless scored as invalid (None otherwise)."""
+
+
 @dataclass
 class Retired:
     """What retiring a generation produces."""
@@ -82,6 +110,7 @@ class Retired:
     designer_samples: list[TrainSample]
     designer_rewards: dict[str, float]
     """Designer reward per env id (admitted designs only)."""
+    scored: list[ScoredDesign] = field(default_factory=list)
 
 
 class Curriculum:
@@ -119,24 +148,51 @@ class Curriculum:
                 arm.setdefault(step, []).append(outcome)
                 return
 
+    def record_error(self, env_id: str) -> None:
+        """Count a play of ``env_id`` that errored (it has no outcome)."""
+        for env in self.live:
+            if env.env_id == env_id:
+                env.errors += 1
+                return
+
+    def score_design(self, env: LiveEnv) -> ScoredDesign:
+        """What an admitted design is scored as (see the module docstring)."""
+        assert env.design is not None
+        skill = env.design.job.skill
+        why: str | None = None
+        if env.design.attempts > 1:
+            why = "its first attempt failed validation (admitted after a repair turn)"
+        elif env.win_rate() is None:
+            why = "no play of it finished"
+        elif env.error_share() > self.cfg.max_play_error_share:
+            why = f"{env.error_share():.0%} of its plays errored (max {self.cfg.max_play_error_share:.0%})"
+        candidate = DesignerCandidate(skill, False) if why else env.candidate()
+        return ScoredDesign(env.design, candidate, env.env_id, why)
+
     def retire(self) -> Retired:
-        """End the current generation: score its designs and clear the live set."""
-        designed = [e for e in self.live if e.design is not None and e.win_rate() is not None]
-        designs = [e.design for e in designed if e.design is not None] + self.rejected
-        candidates = [e.candidate() for e in designed] + [DesignerCandidate(d.job.skill, False) for d in self.rejected]
+        """End the current generation: score its designs and clear the live set.
+
+        Every design of the generation (admitted or not) yields one scored record, so none
+        drops out of the designer batch.
+        """
+        scored = [self.score_design(e) for e in self.live if e.design is not None]
+        scored += [ScoredDesign(d, DesignerCandidate(d.job.skill, False), None) for d in self.rejected]
         rewards = designer_rewards(
-            candidates,
+            [s.candidate for s in scored],
             DesignerRewardParams.from_config(self.cfg),
             n_agent_samples=self.n_agent_samples_per_env * max(1, len(self.live)),
             n_envs=max(1, len(self.live)),
         )
-        samples = [
-            d.to_sample(advantage=r, temperature=self.designer_temperature, reward=r)
-            for d, r in zip(designs, rewards, strict=True)
-            if d.completion.token_ids
-        ]
-        per_env = {e.env_id: r for e, r in zip(designed, rewards[: len(designed)], strict=True)}
-        retired = Retired(envs=self.live, designer_samples=samples, designer_rewards=per_env)
+        samples = []
+        per_env: dict[str, float] = {}
+        for s, r in zip(scored, rewards, strict=True):
+            if s.design.completion.token_ids:
+                sample = s.design.to_sample(advantage=r, temperature=self.designer_temperature, reward=r)
+                sample.meta["env_id"] = s.env_id
+                samples.append(sample)
+            if s.env_id is not None:
+                per_env[s.env_id] = r
+        retired = Retired(envs=self.live, designer_samples=samples, designer_rewards=per_env, scored=scored)
         self.live = []
         self.rejected = []
         self.generation += 1

@@ -5,6 +5,13 @@ the retiring environments' designs (delayed rewards), asks the policy for new de
 (fresh or mutations of memory environments, grounded on corpus documents), admits them
 through the sandbox validator, records everything, and tops the live set up from memory
 when too few designs pass. The orchestrator only decides *when* to regenerate.
+
+Duplicates: when several admitted designs of one generation have exactly the same code, one
+copy becomes the live environment and the others are scored as failed designs (the invalid
+penalty: an exact copy adds nothing). Which copy is kept does not depend on the order in
+which the concurrent design calls finish: a design admitted on its first attempt beats a
+repaired one, and among equals the earlier design job (job order is drawn from the run's
+seeded RNG) wins.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EnvRecord, env_id_for
-from spade_async.memory.retrieval import pick_parent, select_examples
+from spade_async.memory.retrieval import pick_parent, prune_memory, select_examples
 from spade_async.memory.store import Store
 from spade_async.metrics import vendi_score
 from spade_async.samples import TrainSample
@@ -28,6 +35,23 @@ from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.prompts import pick_mutation
+
+MEMORY_SCAN = 8
+"""How many times ``memory.size`` newest environments ``prune_memory`` chooses from."""
+
+
+def duplicate_keepers(designs: list[Design]) -> dict[str, int]:
+    """For each admitted code, the index of the copy that is kept (see the module docstring).
+
+    A first-attempt design beats a repaired one; among equals the lowest job index wins.
+    """
+    keepers: dict[str, int] = {}
+    ranked = sorted(range(len(designs)), key=lambda i: (designs[i].attempts, i))
+    for i in ranked:
+        code = designs[i].code
+        if designs[i].admitted and code:
+            keepers.setdefault(env_id_for(code), i)
+    return keepers
 
 
 class EnvGenerator:
@@ -79,14 +103,20 @@ class EnvGenerator:
             designer_samples = retired.designer_samples
             for env in retired.envs:
                 await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
+            for scored in retired.scored:
+                if scored.why_invalid:
+                    await self.store.record_event(
+                        step, "info", f"env {(scored.env_id or '')[:12]} scored as an invalid design: {scored.why_invalid}"
+                    )
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
                 self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
-        for d in designs:
-            if d.admitted and d.code and env_id_for(d.code) in {e.env_id for e in self.curriculum.live}:
+        keepers = duplicate_keepers(designs)
+        for i, d in enumerate(designs):
+            if d.admitted and d.code and keepers[env_id_for(d.code)] != i:
                 d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
                 d.reasons.append("duplicate of an environment already live this generation")
             else:
@@ -103,6 +133,12 @@ class EnvGenerator:
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
 
+    async def _memory(self, *, played_only: bool) -> list[EnvRecord]:
+        """The designer's memory: at most ``memory.size`` environments, every skill's newest kept
+        (``prune_memory``: plain recency would let the last few skills push the others out)."""
+        recent = await self.store.memory_candidates(self.sp.domain, MEMORY_SCAN * self.cfg.memory.size, played_only=played_only)
+        return prune_memory(recent, self.cfg.memory.size)
+
     async def _diversity(self) -> dict[str, float]:
         """Vendi score of the live environments' code (1 = all alike, n = all different)."""
         if self.embedder is None or not self.curriculum.live:
@@ -113,8 +149,8 @@ class EnvGenerator:
 
     async def _run_designs(self, step: int) -> list[Design]:
         skills = self.curriculum.next_skills()
-        candidates = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size)
-        parents = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        candidates = await self._memory(played_only=True)
+        parents = await self._memory(played_only=False)
         jobs: list[DesignJob] = []
         for i in range(self.sp.envs_per_step):
             skill = skills[i % len(skills)]
@@ -187,7 +223,7 @@ class EnvGenerator:
         if missing <= 0:
             return
         live_ids = {e.env_id for e in self.curriculum.live}
-        memory = await self.store.memory_candidates(self.sp.domain, self.cfg.memory.size, played_only=False)
+        memory = await self._memory(played_only=False)
         pool = [c for c in memory if c.id not in live_ids and c.hint]
         for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,87 @@ def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Pat
     resumed = spade(run_dir, pool, model, resume=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert query(run_dir / "run.sqlite", "SELECT count(*) FROM steps") == [(4,)]
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_over_in_the_same_folder(setup: tuple[Path, Path, Path]) -> None:
+    root, pool, model = setup
+    run_dir = root / "first-step"
+    killed = spade(run_dir, pool, model, kill_at="generate:3")  # inside step 1, no checkpoint yet
+    assert killed.returncode == -9
+    again = spade(run_dir, pool, model)
+    assert again.returncode == 1
+    assert "already holds a run; --resume continues it" in again.stderr and "from step 1" in again.stderr
+    resumed = spade(run_dir, pool, model, resume=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "no complete checkpoint yet: starting the run again from step 1 in the same folder" in resumed.stdout
+    db = run_dir / "run.sqlite"
+    assert query(db, "SELECT step FROM steps ORDER BY step") == [(0,), (1,), (2,), (3,)]
+    assert query(db, EPISODES) == query(root / "reference" / "run.sqlite", EPISODES)
+    assert query(db, "SELECT count(*), max(status) FROM runs") == [(1, "finished")]
+
+
+def test_resuming_a_finished_run_has_nothing_to_do_and_stays_finished(setup: tuple[Path, Path, Path]) -> None:
+    root, pool, model = setup
+    db = root / "reference" / "run.sqlite"
+    events_before = query(db, "SELECT count(*) FROM events")
+    again = spade(root / "reference", pool, model, resume=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "nothing to do" in again.stdout
+    assert query(db, "SELECT status FROM runs") == [("finished",)]
+    assert query(db, "SELECT count(*) FROM events") == events_before
+
+
+def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(setup: tuple[Path, Path, Path]) -> None:
+    """kill -9 from outside at random moments (the first step included), resume each time."""
+    import random
+    import signal
+    import tempfile
+
+    root, pool, model = setup
+    run_dir = root / "random-kills"
+    rng = random.Random(int(os.environ.get("SPADE_KILL_SEED", "20261130")))
+    cmd = [sys.executable, "-m", "spade_async.cli", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+           *overrides(run_dir, pool, model)]
+    env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
+    env["PYTHONUNBUFFERED"] = "1"
+    kills = 0
+    for attempt in range(6):
+        started = (run_dir / "config.toml").exists()  # killed before that: nothing to resume, start it
+        with tempfile.TemporaryFile("w+") as errors:
+            proc = subprocess.Popen([*cmd, *(["--resume"] if started else [])], env=env, stdout=subprocess.PIPE,
+                                    stderr=errors, text=True, cwd=ROOT)
+            assert proc.stdout is not None
+            # A random moment, placed by the run's own progress (not by a timer, which load
+            # would skew): after its k-th console line (start-up messages, "running steps",
+            # one line per step) plus up to a second. The first attempt dies at start-up or
+            # inside step 1: k <= 4 stops at the latest on "running steps".
+            k = rng.randint(0, 4 if attempt == 0 else 8)
+            for _ in range(k):
+                if not proc.stdout.readline():
+                    break
+            time.sleep(rng.uniform(0.0, 1.0))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.communicate()
+                kills += 1
+                db = run_dir / "run.sqlite"
+                if db.exists():
+                    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+                continue
+            proc.communicate()
+            errors.seek(0)
+            assert proc.returncode == 0, errors.read()[-2000:]
+        break
+    else:  # past the kill budget: let it finish
+        final = spade(run_dir, pool, model, resume=(run_dir / "config.toml").exists())
+        assert final.returncode == 0, final.stderr[-2000:]
+    assert kills >= 1
+    db = run_dir / "run.sqlite"
+    reference = root / "reference" / "run.sqlite"
+    assert query(db, "PRAGMA integrity_check") == [("ok",)]
+    assert query(db, "SELECT step FROM steps ORDER BY step") == [(0,), (1,), (2,), (3,)]  # every step once
+    assert query(db, EPISODES) == query(reference, EPISODES)  # no duplicate or missing episode
+    versions = [v for (v,) in query(db, "SELECT adapter_version FROM steps ORDER BY step")]
+    assert versions == [v for (v,) in query(reference, "SELECT adapter_version FROM steps ORDER BY step")]
+    assert all(b - a in (0, 1) for a, b in itertools.pairwise(versions))  # continuous
+    assert query(db, "SELECT status FROM runs") == [("finished",)]

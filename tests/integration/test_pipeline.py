@@ -47,6 +47,10 @@ def alternating_designer():
     return policy
 
 
+def heads_if_hinted(prompt: str, rng: object) -> str:
+    return "\\boxed{heads}" if "Always call heads" in prompt else "\\boxed{tails}"
+
+
 def rows(db: Path, sql: str) -> list[tuple]:
     with sqlite3.connect(db) as conn:
         return conn.execute(sql).fetchall()
@@ -56,7 +60,9 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
     # One skill per generation: designer rewards are centred per skill, so both designs
     # must share one for the admitted design to score above the rejected one.
     cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
-    engine = ScriptedEngine(policies={"designer": alternating_designer()})
+    # Deterministic plays (the coin's side is fixed by the episode seed): heads with the hint,
+    # tails without, so the hinted arm wins on the 70% of seeds that land heads.
+    engine = ScriptedEngine(policies={"designer": alternating_designer(), "agent": heads_if_hinted})
     learner = ScriptedLearner()
     async with open_run(cfg, engine=engine, learner=learner, report=lambda s: None) as pipeline:
         done = await pipeline.run(sync=True)
@@ -72,16 +78,25 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
     # The hint really helps: hinted plays win more than plain ones, so regret > 0.
     _, _, w, w_hint, regret = coin[0]
     assert w_hint > w and regret > 0
-    # Plain and hinted episodes per step: 2 live envs (coin + a memory fill) x (8 + 8).
+    # 2 live envs (coin + a memory fill) x 8 plain plays every step; the 8 hinted plays
+    # only at the step an environment goes live (steps 0 and 2, regen_every = 2).
     per_step = rows(db, "SELECT step, hinted, count(*) FROM episodes GROUP BY step, hinted")
-    assert {(s, h) for s, h, _ in per_step} == {(s, h) for s in range(4) for h in (0, 1)}
-    # Designer samples arrive k = 2 steps late, from version 0, valid above the penalty.
+    assert {(s, h, n) for s, h, n in per_step} == {(s, 0, 16) for s in range(4)} | {(0, 1, 16), (2, 1, 16)}
+    # Designer samples arrive k = 2 steps late, from version 0: one per design (admitted and
+    # rejected), and each design's reward lands on that design's own tokens.
     designer_batches = [b for b in learner.batches if any(s.role == "designer" for s in b)]
     assert designer_batches, "retired designs must produce designer samples"
     designer = [s for s in designer_batches[0] if s.role == "designer"]
-    assert all(s.adapter_version == 0 for s in designer)
-    by_valid = sorted(designer, key=lambda s: s.reward)
-    assert by_valid[0].reward < by_valid[-1].reward
+    assert len(designer) == 2 and all(s.adapter_version == 0 for s in designer)
+    text = {id(s): engine.decode([t for t, m in zip(s.input_ids, s.loss_mask, strict=True) if m]) for s in designer}
+    coin_sample = next(s for s in designer if "class WeightedCoin" in text[id(s)])
+    broken_sample = next(s for s in designer if "class Broken" in text[id(s)])
+    assert coin_sample.reward > 0 > broken_sample.reward
+    assert coin_sample.advantage == coin_sample.reward and broken_sample.advantage == broken_sample.reward
+    coin_id = coin_sample.meta["env_id"]
+    stored = rows(db, f"SELECT designer_reward, code FROM environments WHERE id = '{coin_id}'")
+    assert "class WeightedCoin" in stored[0][1] and stored[0][0] == pytest.approx(coin_sample.reward)
+    assert broken_sample.meta["env_id"] is None
     # Every step trained and made a new adapter live in the engine.
     steps = rows(db, "SELECT step, adapter_version, metrics FROM steps ORDER BY step")
     assert [s for s, _, _ in steps] == [0, 1, 2, 3]
@@ -128,7 +143,7 @@ async def test_overlap_only_in_async_mode(tmp_path: Path, sync: bool) -> None:
     if sync:
         assert shared == 0.0
     else:
-        assert shared > 0.3  # generation of step s+1 ran while step s trained
+        assert shared > 0.0  # generation of step s+1 ran while step s trained (no timing bound)
     # Staleness bound: every trained agent sample is at most one version behind.
     for version, batch in enumerate(learner.batches):
         assert all(version - s.adapter_version <= 1 for s in batch if s.role == "agent")
@@ -158,3 +173,13 @@ async def test_staleness_drops_are_counted_and_streams_stay_bounded(tmp_path: Pa
     assert sum(int(m.split()[1]) for (m,) in events) == dropped
     last = json.loads(rows(db, "SELECT metrics FROM steps ORDER BY step DESC LIMIT 1")[0][0])
     assert last["stale_dropped"] == dropped
+
+
+@pytest.mark.parametrize(("schedule", "hinted_steps"), [("once", {0, 2}), ("every_step", {0, 1, 2, 3})])
+async def test_hinted_plays_once_per_environment_unless_every_step(tmp_path: Path, schedule: str, hinted_steps: set[int]) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=2, hinted_schedule=schedule)
+    async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        await pipeline.run(sync=True)
+    db = tmp_path / "run" / "run.sqlite"
+    assert {s for (s,) in rows(db, "SELECT DISTINCT step FROM episodes WHERE hinted = 1")} == hinted_steps
+    assert {s for (s,) in rows(db, "SELECT DISTINCT step FROM episodes WHERE hinted = 0")} == {0, 1, 2, 3}

@@ -46,3 +46,18 @@ async def test_pause_resume_and_stop(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:
         last = db.execute("SELECT max(step) FROM steps").fetchone()[0]
         assert db.execute("SELECT max(step) FROM checkpoints").fetchone()[0] == last
+
+
+def test_tui_run_with_a_gpu_preset_on_cpu_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    from spade_async.config import load_config
+    from tui.run import run_with_tui
+
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without a GPU")
+    root = Path(__file__).resolve().parents[2]
+    cfg = load_config(root / "configs" / "games_qwen3_4b.toml", [f'run.run_dir="{tmp_path / "gpu-run"}"'])
+    assert run_with_tui(cfg, sync=False, resume=False, force=False) == 1
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+    assert not (tmp_path / "gpu-run").exists()

@@ -100,3 +100,13 @@ def test_every_field_has_a_docstring() -> None:
         return missing
 
     assert walk(Config) == []
+
+
+def test_kl_default_follows_the_domain_unless_set() -> None:
+    from spade_async.config import validate_config
+
+    assert validate_config({"selfplay": {"domain": "tool_use"}}).learner.kl_coef == 0.005
+    assert validate_config({"selfplay": {"domain": "games"}}).learner.kl_coef == 0.0
+    assert validate_config({}).learner.kl_coef == 0.0
+    assert validate_config({"selfplay": {"domain": "tool_use"}, "learner": {"kl_coef": 0.0}}).learner.kl_coef == 0.0
+    assert load_config(ROOT / "configs" / "tool_use.toml").learner.kl_coef == 0.005

@@ -15,9 +15,7 @@ from spade_async.memory.embed import (
     EmbedError,
     HashingEmbedder,
     builtin_model_dir,
-    from_blob,
     make_embedder,
-    to_blob,
 )
 
 TEXTS = [
@@ -85,10 +83,3 @@ def test_unknown_model_name_is_a_clear_error(tmp_path) -> None:
         make_embedder("sentence-transformers/all-mpnet-base-v2")
     with pytest.raises(EmbedError, match="cannot load"):
         Embedder(tmp_path).embed(["x"])
-
-
-def test_blob_round_trip() -> None:
-    vec = np.linspace(-1, 1, DIM, dtype=np.float32)
-    blob = to_blob(vec)
-    assert len(blob) == DIM * 4
-    np.testing.assert_array_equal(from_blob(blob), vec)

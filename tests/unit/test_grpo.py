@@ -207,3 +207,49 @@ def test_selected_logprobs_match_full_log_softmax(chunk_rows):
     scalar = selected_logprobs(hidden, head, targets, 2.0, chunk_rows=chunk_rows)
     ref2 = torch.log_softmax(head(hidden) / 2.0, -1).gather(-1, targets[:, None])[:, 0]
     assert torch.allclose(scalar, ref2, atol=1e-5)
+
+
+# ---------------------------------------------------------------- designer weight
+
+
+def _sample(role, n_prompt, n_trained, advantage):
+    from spade_async.samples import TrainSample
+
+    n = n_prompt + n_trained
+    return TrainSample(role=role, input_ids=list(range(1, n + 1)), loss_mask=[0] * n_prompt + [1] * n_trained,
+                       behaviour_logprobs=[0.0] * n_prompt + [-1.0] * n_trained, advantage=advantage, adapter_version=0)
+
+
+def _batch_loss(samples, agg):
+    from spade_async.learner.batching import build_micro_batches
+
+    total = 0.0
+    batches = build_micro_batches(samples, 2, 10_000)
+    weight = sum(mb.total_weight for mb in batches)
+    for mb in batches:
+        logp = mb.behaviour.clone().requires_grad_(True)
+        loss, _ = grpo_loss(logp, mb.behaviour, mb.advantages, mb.mask, clip_low=0.2, clip_high=0.28, tis_cap=2.0,
+                            agg=agg, max_tokens=10_000, total_sequences=len(samples), total_tokens=weight,
+                            weights=mb.weights)
+        total += float(loss.detach())
+    return total
+
+
+@pytest.mark.parametrize("agg", ["grpo", "dapo", "dr_grpo"])
+def test_designer_sample_weight_does_not_depend_on_its_length(agg):
+    agents = [_sample("agent", 5, 20, 1.0), _sample("agent", 5, 40, -0.5)]
+    short = _batch_loss([*agents, _sample("designer", 10, 10, 3.0)], agg)
+    long = _batch_loss([*agents, _sample("designer", 10, 3000, 3.0)], agg)
+    assert short == pytest.approx(long, rel=1e-5)
+    # ... and it weighs as one typical agent sequence: swapping it for an agent sample of the
+    # agents' mean length (30 tokens) with the same advantage gives the same loss.
+    as_agent = _batch_loss([*agents, _sample("agent", 10, 30, 3.0)], agg)
+    assert long == pytest.approx(as_agent, rel=1e-5)
+    # Without the weights (every token weighing 1), the length leaks into dapo and dr_grpo.
+    if agg != "grpo":
+        from spade_async.learner.batching import build_micro_batches
+
+        mbs = build_micro_batches([*agents, _sample("designer", 10, 3000, 3.0)], 8, 10_000)
+        flat, _ = grpo_loss(mbs[0].behaviour.clone(), mbs[0].behaviour, mbs[0].advantages, mbs[0].mask, clip_low=0.2,
+                            clip_high=0.28, tis_cap=2.0, agg=agg, max_tokens=10_000)
+        assert float(flat) != pytest.approx(long, rel=1e-3)

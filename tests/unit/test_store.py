@@ -88,8 +88,10 @@ async def test_reopen_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
 
 async def test_older_database_gets_only_new_migrations(tmp_path: Path) -> None:
     path = tmp_path / "run.db"
-    async with await Store.open(path, migrations=MIGRATIONS[:1]) as s:
-        await s.start_run("old", "x = 1", None)
+    async with await Store.open(path, migrations=MIGRATIONS[:1]):
+        pass
+    with closing(sqlite3.connect(path)) as conn, conn:  # a run written by the code of that time
+        conn.execute("INSERT INTO runs (name, config_toml, config_hash, created_at) VALUES ('old', 'x = 1', '', 0)")
     newer = [
         *MIGRATIONS,
         ("9001_test_note", "ALTER TABLE runs ADD COLUMN note TEXT; CREATE TABLE extra (x);"),
@@ -166,7 +168,6 @@ async def test_environment_round_trip(store: Store) -> None:
         designer_reward=-0.5,
         n_plays=16,
         parent_id="p" * 64,
-        embedding=b"\x00\x00\x80?" * 4,
     )
     env_id = await store.record_environment(rec)
     got = await store.environment(env_id)

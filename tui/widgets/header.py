@@ -19,6 +19,7 @@ _STATUS_STYLE = {
     "finished": "bold blue",
     "failed": "bold red",
     "interrupted": "bold yellow",
+    "dead": "bold reverse red",  # status 'running' but its process is gone (kill -9): resume it
 }
 
 
