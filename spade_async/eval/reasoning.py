@@ -40,7 +40,7 @@ DEFAULT_MAX_NEW_TOKENS = 192
 
 def extract(completion: str) -> str:
     """The model's answer: ``<answer>`` tags, else the last ``\\boxed{}``, else the last line."""
-    from reasoning_gym.utils import extract_answer  # type: ignore[import-untyped]
+    from reasoning_gym.utils import extract_answer
 
     tagged = extract_answer(completion)
     if tagged is not None:
@@ -58,7 +58,7 @@ class ReasoningGymSuite:
 
     def __init__(self, families: list[str] | None = None, *, size: int = DEFAULT_SIZE,
                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, seed: int = RG_SEED) -> None:
-        import reasoning_gym  # type: ignore[import-untyped]
+        import reasoning_gym
 
         chosen = families or list(FAMILIES)
         unknown = [f for f in chosen if f not in FAMILIES]
@@ -87,7 +87,7 @@ class ReasoningGymSuite:
         return entry
 
     async def score(self, ctx: EvalContext, item: EvalItem) -> ItemScore:
-        from reasoning_gym.utils import SYSTEM_PROMPTS  # type: ignore[import-untyped]
+        from reasoning_gym.utils import SYSTEM_PROMPTS
 
         task, _ = item.payload
         entry = self.question(item)

@@ -71,7 +71,7 @@ class TrackioSink:
 
 class WandbSink:
     def __init__(self, project: str, name: str, run_dir: Path, config: dict[str, Any] | None = None) -> None:
-        import wandb  # type: ignore[import-not-found]  # optional, not a dependency
+        import wandb  # optional, not a dependency
 
         self.run = wandb.init(project=project, name=name, dir=str(run_dir), config=config, resume="allow")
 
