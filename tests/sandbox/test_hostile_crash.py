@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from spade_async.sandbox.errors import EnvCrashed, EnvTimeout, SandboxError
 from spade_async.sandbox.pool import SandboxPool
-from tests.sandbox.conftest import TEST_CFG, alive, assert_serves, hostile
+from tests.sandbox.conftest import alive, assert_serves, hostile
 
 pytestmark = pytest.mark.anyio
 
@@ -32,10 +30,10 @@ async def test_crash_in_step(pool: SandboxPool, name: str, message: str) -> None
 async def test_hang_in_step_is_killed_at_the_timeout(pool: SandboxPool, name: str) -> None:
     env = await pool.open(hostile(name))
     await env.reset(0)
-    started = time.monotonic()
+    # The timeout path fired (not a crash or an EOF) and the child is gone; no wall-clock bound,
+    # which would flake under load (a hang past the call timeout fails via pytest-timeout).
     with pytest.raises(EnvTimeout, match=r"did not answer within 0\.5 s"):
         await env.step("go")
-    assert time.monotonic() - started < TEST_CFG.call_timeout_s + 1.0
     assert not alive(env.pid)
     await assert_serves(pool)
 
