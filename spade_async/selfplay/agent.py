@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from spade_async.engine.base import Engine, GenerationRequest, Sampling
+from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
 from spade_async.envs.contract import parse_boxed
 from spade_async.failpoints import failpoint
 from spade_async.rewards import episode_outcome
@@ -75,6 +75,49 @@ class Episode:
         )
 
 
+@dataclass
+class TokenTrace:
+    """The growing token-in/token-out record of one episode, shared by every agent loop:
+    context tokens (prompt, prefill, observation seams) carry mask 0, sampled tokens mask 1
+    with their behaviour logprobs."""
+
+    ids: list[int]
+    mask: list[int] = field(default_factory=list)
+    logps: list[float] = field(default_factory=list)
+    versions: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.mask = [0] * len(self.ids)
+        self.logps = [0.0] * len(self.ids)
+
+    def add_context(self, ids: list[int]) -> None:
+        self.ids += ids
+        self.mask += [0] * len(ids)
+        self.logps += [0.0] * len(ids)
+
+    async def sample(self, engine: Engine, sampling: Sampling, episode: Episode) -> Completion:
+        """Generate one agent turn from the trace and append its sampled tokens."""
+        failpoint("generate")
+        completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent")]))[0]
+        self.versions.append(completion.adapter_version)
+        self.ids += completion.token_ids
+        self.mask += [1] * len(completion.token_ids)
+        self.logps += completion.logprobs
+        episode.generated_tokens += len(completion.token_ids)
+        episode.turns += 1
+        return completion
+
+    def finish(self, episode: Episode, engine: Engine, *, last_reward: float, terminated: bool,
+               no_action_penalty: float) -> None:
+        """Score the episode (outcome rules in the module docstring) and hand it the trace."""
+        episode.truncated = not terminated
+        episode.outcome = episode_outcome(last_reward, terminated, not terminated)
+        if episode.n_actions == 0:
+            episode.outcome = no_action_penalty
+        episode.input_ids, episode.loss_mask, episode.behaviour_logprobs = self.ids, self.mask, self.logps
+        episode.adapter_version = min(self.versions) if self.versions else engine.adapter_version
+
+
 def observation_seam(engine: Engine, observation: str, after_eos: bool, enable_thinking: bool | None = None) -> str:
     """Template text between an assistant turn's content and the next assistant turn."""
     text = engine.chat_text(
@@ -124,28 +167,16 @@ async def play_episode(
             if hint is not None:
                 episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
                 first = render("agent_hint", hint=hint, observation=obs)
-            ids = engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
-                                     enable_thinking=sampling.enable_thinking)
-            mask = [0] * len(ids)
-            logps = [0.0] * len(ids)
-            versions: list[int] = []
+            trace = TokenTrace(engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
+                                                  enable_thinking=sampling.enable_thinking))
             terminated = False
             last_reward = 0.0
             prefill = engine.encode(PREFILL) if action_prefill else []
             for _turn in range(max_turns):
-                if len(ids) + len(prefill) + sampling.max_new_tokens > max_context_tokens:
+                if len(trace.ids) + len(prefill) + sampling.max_new_tokens > max_context_tokens:
                     break
-                ids += prefill
-                mask += [0] * len(prefill)
-                logps += [0.0] * len(prefill)
-                failpoint("generate")
-                completion = (await engine.generate([GenerationRequest(ids, sampling, role="agent")]))[0]
-                versions.append(completion.adapter_version)
-                ids += completion.token_ids
-                mask += [1] * len(completion.token_ids)
-                logps += completion.logprobs
-                episode.generated_tokens += len(completion.token_ids)
-                episode.turns += 1
+                trace.add_context(prefill)
+                completion = await trace.sample(engine, sampling, episode)
                 said = completion_text(completion.text, action_prefill)
                 episode.transcript.append({"role": "agent", "text": said, "reward": None})
                 action = parse_boxed(said)
@@ -163,16 +194,9 @@ async def play_episode(
                 if _turn + 1 == max_turns:
                     break  # out of turns: no next observation to append
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
-                seam_ids = engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos, enable_thinking=sampling.enable_thinking))
-                ids += seam_ids
-                mask += [0] * len(seam_ids)
-                logps += [0.0] * len(seam_ids)
-            episode.truncated = not terminated
-            episode.outcome = episode_outcome(last_reward, terminated, not terminated)
-            if episode.n_actions == 0:
-                episode.outcome = no_action_penalty
-            episode.input_ids, episode.loss_mask, episode.behaviour_logprobs = ids, mask, logps
-            episode.adapter_version = min(versions) if versions else engine.adapter_version
+                trace.add_context(engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos,
+                                                                 enable_thinking=sampling.enable_thinking)))
+            trace.finish(episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty)
     except SandboxError as exc:
         episode.error = f"{exc.__class__.__name__}: {exc}"
     return episode

@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import json
 
-from spade_async.engine.base import Engine, GenerationRequest, Sampling
+from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.tool_calls import CallError, parse_tool_calls
 from spade_async.envs.tool_schemas import ToolBox
-from spade_async.failpoints import failpoint
-from spade_async.rewards import episode_outcome
 from spade_async.sandbox.pool import SandboxError, SandboxPool
-from spade_async.selfplay.agent import Episode
+from spade_async.selfplay.agent import Episode, TokenTrace
 from spade_async.selfplay.prompts import render
 
 _MARKER = "\u2063SPADE_TURN\u2063"
@@ -96,27 +94,16 @@ async def play_tool_episode(
             if hint is not None:
                 episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
                 first = render("agent_tool_hint", hint=hint, observation=obs)
-            ids = tool_messages_prompt(engine, box, first, sampling.enable_thinking)
-            mask, logps = [0] * len(ids), [0.0] * len(ids)
-            versions: list[int] = []
+            trace = TokenTrace(tool_messages_prompt(engine, box, first, sampling.enable_thinking))
             open_instruction = obs
             terminated = False
             last_reward = 0.0
             prefill = engine.encode(TOOL_PREFILL) if action_prefill else []
             for turn in range(max_turns):
-                if len(ids) + len(prefill) + sampling.max_new_tokens > max_context_tokens:
+                if len(trace.ids) + len(prefill) + sampling.max_new_tokens > max_context_tokens:
                     break
-                ids += prefill
-                mask += [0] * len(prefill)
-                logps += [0.0] * len(prefill)
-                failpoint("generate")
-                completion = (await engine.generate([GenerationRequest(ids, sampling, role="agent")]))[0]
-                versions.append(completion.adapter_version)
-                ids += completion.token_ids
-                mask += [1] * len(completion.token_ids)
-                logps += completion.logprobs
-                episode.generated_tokens += len(completion.token_ids)
-                episode.turns += 1
+                trace.add_context(prefill)
+                completion = await trace.sample(engine, sampling, episode)
                 said = (TOOL_PREFILL if action_prefill else "") + completion.text
                 episode.transcript.append({"role": "agent", "text": said, "reward": None})
                 calls = parse_tool_calls(said)
@@ -152,17 +139,9 @@ async def play_tool_episode(
                 if done or turn + 1 == max_turns:
                     break
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
-                seam_ids = engine.encode(tool_seam(engine, results, user, after_eos=ended_with_eos,
-                                                      enable_thinking=sampling.enable_thinking))
-                ids += seam_ids
-                mask += [0] * len(seam_ids)
-                logps += [0.0] * len(seam_ids)
-            episode.truncated = not terminated
-            episode.outcome = episode_outcome(last_reward, terminated, not terminated)
-            if episode.n_actions == 0:
-                episode.outcome = no_action_penalty
-            episode.input_ids, episode.loss_mask, episode.behaviour_logprobs = ids, mask, logps
-            episode.adapter_version = min(versions) if versions else engine.adapter_version
+                trace.add_context(engine.encode(tool_seam(engine, results, user, after_eos=ended_with_eos,
+                                                          enable_thinking=sampling.enable_thinking)))
+            trace.finish(episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty)
     except SandboxError as exc:
         episode.error = f"{exc.__class__.__name__}: {exc}"
     return episode
