@@ -94,14 +94,19 @@ def test_kill_9_then_resume_loses_nothing(setup: tuple[Path, Path, Path], kill_a
     db = run_dir / "run.sqlite"
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
     ckpt = query(db, "SELECT max(step) FROM checkpoints")[0][0]
-    assert ckpt is not None and ckpt < 3
+    # The producer runs a step ahead, so an early kill point can land before the first
+    # checkpoint commits; both cases must resume to the same end state.
+    assert ckpt is None or ckpt < 3
     # Every committed checkpoint row points at a complete folder.
     for (path,) in query(db, "SELECT path FROM checkpoints"):
         assert (Path(path) / "state.pt").is_file() and (Path(path) / "adapter").is_dir()
 
     resumed = spade(run_dir, pool, model, resume=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert f"resuming at step {ckpt + 2}" in resumed.stdout
+    if ckpt is None:
+        assert "no complete checkpoint yet: starting the run again from step 1" in resumed.stdout
+    else:
+        assert f"resuming at step {ckpt + 2}" in resumed.stdout
     assert query(db, "PRAGMA integrity_check") == [("ok",)]
     steps = query(db, "SELECT step, adapter_version FROM steps ORDER BY step")
     assert [s for s, _ in steps] == [0, 1, 2, 3]
@@ -110,7 +115,7 @@ def test_kill_9_then_resume_loses_nothing(setup: tuple[Path, Path, Path], kill_a
     # Nothing lost, nothing doubled: the episodes equal those of the uninterrupted run.
     assert query(db, EPISODES) == query(root / "reference" / "run.sqlite", EPISODES)
     assert versions == [v for _, v in query(root / "reference" / "run.sqlite", "SELECT step, adapter_version FROM steps ORDER BY step")]
-    assert query(db, "SELECT count(*) FROM events WHERE kind = 'resume'") == [(1,)]
+    assert query(db, "SELECT count(*) FROM events WHERE kind = 'resume'") == [(0 if ckpt is None else 1,)]
     assert query(db, "SELECT status FROM runs") == [("finished",)]
 
 
