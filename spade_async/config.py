@@ -332,6 +332,36 @@ class LogConfig(Section):
     """Project name for trackio and W&B; default: run.name."""
 
 
+class EvalConfig(Section):
+    every: int = Field(default=0, ge=0)
+    """In-loop held-out evaluation every this many steps (0 = off): the live adapter plays the
+    eval items concurrently with training, paired against the base model scored once at the
+    start. The learner never waits for it; a request while one is still running is skipped."""
+    suite: str = "games:easy"
+    """Suite of the in-loop evaluation, as for `spade-async eval --suite` (`games`,
+    `games:easy`, `envs:FOLDER`, `reasoning_gym[:FAMILIES]`)."""
+    episodes: int = Field(default=2, gt=0)
+    """Held-out episodes per environment (games suites); keep it small: every in-loop eval
+    plays them all, sharing the engine with training rollouts."""
+    split: Literal["dev", "test"] = "dev"
+    """Held-out seed range: `dev` for figures watched during training (validation), `test`
+    kept for final reports with `spade-async eval`."""
+    concurrency: int = Field(default=4, gt=0)
+    """Eval items played at once (alongside the training rollouts)."""
+
+    @field_validator("suite")
+    @classmethod
+    def _suite_exists(cls, suite: str, info: Any) -> str:
+        if info.data.get("every"):  # built here so a typo fails at load time, not steps into a run
+            from spade_async.eval.suites import SuiteError, build_suite
+
+            try:
+                build_suite(suite)
+            except SuiteError as exc:
+                raise ValueError(str(exc)) from None
+        return suite
+
+
 class Config(Section):
     run: RunConfig = Field(default_factory=RunConfig)
     """Run identity, length and checkpoints."""
@@ -353,6 +383,8 @@ class Config(Section):
     """Console and metric logging."""
     placement: PlacementConfig = Field(default_factory=PlacementConfig)
     """Which GPUs generate and which train (resolved at start; `config show` prints it)."""
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    """In-loop held-out evaluation (off by default)."""
 
     @model_validator(mode="before")
     @classmethod

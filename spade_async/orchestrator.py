@@ -39,6 +39,7 @@ from spade_async.config import Config
 from spade_async.corpus import Corpus
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
+from spade_async.eval.inloop import InLoopEval
 from spade_async.failpoints import failpoint
 from spade_async.learner.grpo import group_advantages
 from spade_async.memory.embed import TextEmbedder
@@ -134,6 +135,9 @@ class Pipeline:
             config=cfg.model_dump(mode="json"),
         )
         """TensorBoard / trackio / W&B sinks selected in log.backends (console and jsonl are below)."""
+        self.loop_eval = InLoopEval(cfg, engine=engine, pool=pool, store=store, run_dir=run_dir, report=report,
+                                    sinks=lambda: self.trackers)
+        """Held-out evaluation every ``eval.every`` steps, beside the two stages (spade_async.eval.inloop)."""
 
     # -- control (TUI / signals) ---------------------------------------------------
     def pause(self) -> None:
@@ -293,8 +297,10 @@ class Pipeline:
                 version = self.learner.version
                 path = self.run_dir / "adapters" / f"v{version}"
                 await anyio.to_thread.run_sync(self.learner.save_adapter, path)
+                await self.loop_eval.before_publish()  # the base model is scored before any adapter goes live
                 await self.engine.load_adapter(version, str(path))
                 await anyio.to_thread.run_sync(prune_adapters, self.run_dir, self.cfg.run.keep_adapters, {version})
+        self.loop_eval.request(batch.step)  # never waits: skipped (and counted) while one is running
         metrics["stale_dropped"] = float(self.stale_dropped)
         metrics["adapter_version"] = float(self.engine.adapter_version)
         metrics["time_learn_s"] = time.perf_counter() - t0
@@ -336,6 +342,7 @@ class Pipeline:
         async with anyio.create_task_group() as root:
             root.start_soon(self._watch_signals, root.cancel_scope)
             root.start_soon(self._heartbeat)
+            root.start_soon(self.loop_eval.serve, self.start_step)
             if overlap:
                 send, receive = anyio.create_memory_object_stream[Batch](lead - 1)
 
@@ -353,6 +360,7 @@ class Pipeline:
                         async for batch in receive:
                             await self.consume(batch)
                             done += 1
+                    await self.loop_eval.finish(drain=not self.stop_requested)
                     root.cancel_scope.cancel()
 
                 root.start_soon(producer)
@@ -364,6 +372,7 @@ class Pipeline:
                     await self.paused.wait()
                     await self.consume(await self.produce(step))
                     done += 1
+                await self.loop_eval.finish(drain=not self.stop_requested)
                 root.cancel_scope.cancel()
         if self.stop_requested and self._unsaved is not None and self.checkpointer is not None:
             with anyio.CancelScope(shield=True):  # a clean stop leaves nothing to redo

@@ -52,6 +52,10 @@ from spade_async.memory.schema import MIGRATIONS
 __all__ = ["Store", "StoreError", "env_id_for"]
 
 BUSY_TIMEOUT_MS = 10_000
+LOOP_EVAL_PREFIX = "loop-step-"
+"""``eval_id`` prefix of in-loop evaluation rows (``loop-step-N``); a resume deletes those after its step."""
+LOOP_BASE_EVAL_ID = "loop-base"
+"""``eval_id`` of the in-loop base-model rows: scored once per run, kept across resumes."""
 
 
 class StoreError(Exception):
@@ -609,7 +613,7 @@ class Store:
     async def truncate_after(self, step: int) -> None:
         """Forget the current run's work after ``step`` (resume from the checkpoint at ``step``).
 
-        Deletes episodes, steps, events and checkpoints with step > ``step`` and environments
+        Deletes episodes, steps, events, checkpoints and in-loop eval rows with step > ``step`` and environments
         this run created after it (unless another run's episodes still use them), in one
         transaction. Stats of older environments are restored by ``restore_environment_stats``.
         """
@@ -623,6 +627,10 @@ class Store:
                 "DELETE FROM environments WHERE run_id = ? AND created_step > ? "
                 "AND id NOT IN (SELECT env_id FROM episodes)",
                 (run_id, step),
+            )
+            # In-loop evaluations of the replayed steps (spade_async.eval.inloop); its base rows stay.
+            await conn.execute(
+                "DELETE FROM evals WHERE run_id = ? AND step > ? AND eval_id LIKE ?", (run_id, step, LOOP_EVAL_PREFIX + "%")
             )
 
     # ---------------------------------------------------------------- evals (spade_async.eval)

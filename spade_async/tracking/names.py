@@ -69,3 +69,20 @@ def eval_metrics(rows: Iterable[Any]) -> dict[str, float]:
             if isinstance(value, int | float) and not math.isnan(float(value)):
                 out[prefix + suffix] = float(value)
     return out
+
+
+def loop_eval_metrics(rows: Iterable[Any]) -> dict[str, float]:
+    """Whole-suite rows of one in-loop evaluation as ``eval/<metric>[_delta|_low|_high]`` plus
+    ``eval/n`` and ``eval/n_errors`` (one suite per run, so no model or suite in the name)."""
+    out: dict[str, float] = {}
+    for row in rows:
+        r = row if isinstance(row, Mapping) else row.as_dict()
+        if r["task"] != "*":
+            continue
+        for suffix, key in (("", "mean"), ("_delta", "delta"), ("_low", "low"), ("_high", "high")):
+            value = r.get(key)
+            if isinstance(value, int | float) and not math.isnan(float(value)):
+                out[f"eval/{r['metric']}{suffix}"] = float(value)
+        out["eval/n"] = float(r["n"])
+        out["eval/n_errors"] = float(r["n_errors"])
+    return out
