@@ -119,3 +119,24 @@ def test_kl_default_follows_the_domain_unless_set() -> None:
     assert validate_config({}).learner.kl_coef == 0.0
     assert validate_config({"selfplay": {"domain": "tool_use"}, "learner": {"kl_coef": 0.0}}).learner.kl_coef == 0.0
     assert load_config(ROOT / "configs" / "tool_use.toml").learner.kl_coef == 0.005
+
+
+def test_in_loop_eval_is_off_by_default_and_validated_only_when_on(tmp_path: Path) -> None:
+    cfg = load_config(ROOT / "configs" / "tiny.toml")
+    assert (cfg.eval.every, cfg.eval.suite, cfg.eval.split) == (0, "games:easy", "dev")
+    assert load_config(ROOT / "configs" / "tiny.toml", ['eval.suite="nonsense"']).eval.suite == "nonsense"  # off: unused
+    from spade_async.testing import COIN_ENV
+
+    (tmp_path / "coin.py").write_text(COIN_ENV)
+    on = load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path}"'])
+    assert on.eval.every == 5
+    with pytest.raises(ConfigError, match=r"eval\.suite: suite envs: .*missing"):
+        load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path / "missing"}"'])
+    with pytest.raises(ConfigError, match=r"eval\.every: Input should be greater than or equal to 0"):
+        load_config(ROOT / "configs" / "tiny.toml", ["eval.every=-1"])
+
+
+def test_in_loop_eval_is_on_in_the_gpu_presets_only() -> None:
+    on = {p.name for p in SHIPPED if load_config(p).eval.every}
+    assert on == {"games_qwen3_4b.toml", "games_qwen3_8b.toml", "games_qwen3_8b_4gpu.toml"}
+    assert all(load_config(ROOT / "configs" / name).eval.split == "dev" for name in on)
