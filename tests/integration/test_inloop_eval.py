@@ -73,7 +73,7 @@ async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None
     base = [r for r in found if r[0] == "loop-base"]
     assert {(r[1], r[2], r[3], r[4]) for r in base} == {(None, "base", None, "return"), (None, "base", None, "win_rate")}
     assert all(r[5] == 8 and r[8] is None for r in base)
-    assert [r[6] for r in base if r[4] == "return"] == [0.0] or base[0][6] < 0.5  # tails loses most flips
+    assert next(r[6] for r in base if r[4] == "return") < 0.5  # the base calls tails: it loses most flips
     loop = [r for r in found if r[0].startswith("loop-step-")]
     assert sorted({(r[0], r[1]) for r in loop}) == [("loop-step-1", 1), ("loop-step-3", 3)]
     live = dict(rows(db, "SELECT step, adapter_version FROM steps"))
