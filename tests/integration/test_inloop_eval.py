@@ -192,3 +192,24 @@ async def test_off_by_default_writes_nothing(tmp_path: Path) -> None:
         assert cfg.eval.every == 0 and await p.run() == 2
     assert rows(tmp_path / "run" / "run.sqlite", "SELECT count(*) FROM evals") == [(0,)]
     assert not (tmp_path / "run" / BASE_FILE).exists()
+
+
+async def test_resume_without_saved_base_scores_says_so_and_reports_unpaired(tmp_path: Path) -> None:
+    cfg = eval_config(tmp_path, every=1, max_steps=3, checkpoint_every=1)
+    engine = trained_engine()
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as p:
+        p.cfg.run.max_steps = 2  # stop early; the resume below goes on to 3
+        patient(p)
+        assert await p.run(sync=True) == 2
+    cfg.run.max_steps = 3
+    (tmp_path / "run" / BASE_FILE).unlink()  # e.g. a run folder copied without its eval/ folder
+    lines: list[str] = []
+    resumed = trained_engine()
+    resumed.adapter_version = engine.adapter_version
+    async with open_run(cfg, resume=True, engine=resumed, learner=ScriptedLearner(), report=lines.append) as p:
+        assert p.start_step == 2 and await p.run(sync=True) == 1
+    assert any("no saved base-model scores" in line and "unpaired" in line for line in lines)
+    db = tmp_path / "run" / "run.sqlite"
+    (row,) = rows(db, EVALS + " AND step = 2 AND metric = 'return'")
+    live = rows(db, "SELECT adapter_version FROM steps WHERE step = 2")[0][0]
+    assert row[2] == "loop" and row[3] == f"v{live}" and row[6] is not None and row[8] is None
