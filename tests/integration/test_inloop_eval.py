@@ -31,6 +31,7 @@ def eval_config(tmp_path: Path, *, every: int, max_steps: int, checkpoint_every:
     cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=8, hinted_plays=0)
     cfg.run.max_steps = max_steps
     cfg.run.checkpoint_every = checkpoint_every
+    cfg.sandbox.call_timeout_s = 10.0  # a starved 2-core machine must not turn an episode into an error
     return Config.model_validate({**cfg.model_dump(), "eval": {
         "every": every, "suite": f"envs:{tmp_path / 'pool'}", "episodes": 8, "concurrency": 4}})
 
@@ -54,7 +55,7 @@ def patient(p: Any) -> None:
     consume = p.consume
 
     async def wait_then_consume(batch: Any) -> dict[str, float]:
-        await wait_for(lambda: not p.loop_eval.running)
+        await wait_for(lambda: p.loop_eval.base_ready.is_set() and not p.loop_eval.running)
         return await consume(batch)
 
     p.consume = wait_then_consume
@@ -72,7 +73,7 @@ async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None
     found = rows(db, EVALS + " ORDER BY id")
     base = [r for r in found if r[0] == "loop-base"]
     assert {(r[1], r[2], r[3], r[4]) for r in base} == {(None, "base", None, "return"), (None, "base", None, "win_rate")}
-    assert all(r[5] == 8 and r[8] is None for r in base)
+    assert all(r[5] == 8 and r[8] is None for r in base)  # one environment x 8 held-out episodes
     assert next(r[6] for r in base if r[4] == "return") < 0.5  # the base calls tails: it loses most flips
     loop = [r for r in found if r[0].startswith("loop-step-")]
     assert sorted({(r[0], r[1]) for r in loop}) == [("loop-step-1", 1), ("loop-step-3", 3)]
