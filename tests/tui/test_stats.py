@@ -89,6 +89,7 @@ def test_chart_ticks_are_round_numbers_and_whole_steps() -> None:
     assert nice_ticks(0, 2, 10, whole=True) == [0, 1, 2]  # never a fractional step
     assert tick_labels([0.0, 5.0, 10.0]) == ["0", "5", "10"]
     assert nice_ticks(1, 500, 7, whole=True) == [100, 200, 300, 400, 500]
+    assert nice_ticks(1, 12, 2, whole=True) == [1, 12]  # a narrow chart still names both ends
 
 
 def test_downsample_keeps_short_series_and_averages_long_ones() -> None:

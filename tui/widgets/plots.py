@@ -62,8 +62,8 @@ def downsample(
 
 
 def nice_ticks(lo: float, hi: float, most: int, *, whole: bool = False) -> list[float]:
-    """Round tick positions (steps of 1, 2, 2.5 or 5 times a power of ten) covering
-    [lo, hi], at most ``most`` of them (at least two when the range is not empty).
+    """Round tick positions (steps of 1, 2, 2.5 or 5 times a power of ten) within
+    [lo, hi], at most ``most`` of them; the two ends when no round step fits twice.
     ``whole``: only whole numbers (step numbers)."""
     most = max(2, most)
     span = hi - lo
@@ -76,6 +76,8 @@ def nice_ticks(lo: float, hi: float, most: int, *, whole: bool = False) -> list[
         step = max(1.0, float(math.ceil(step)))
     first = math.ceil(lo / step - 1e-9)
     last = math.floor(hi / step + 1e-9)
+    if last - first < 1:
+        return [float(math.ceil(lo)), float(math.floor(hi))] if whole else [lo, hi]
     return [round(i * step, 10) for i in range(first, last + 1)]
 
 
@@ -149,8 +151,8 @@ class ChartPanel(Vertical):
     """A legend (one line per series: latest value, min, max) above its line chart."""
 
     DEFAULT_CSS = """
-    ChartPanel { height: 1fr; min-height: 7; }
-    ChartPanel > .legend { height: auto; }
+    ChartPanel { height: 1fr; }
+    ChartPanel > .legend { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, labels: Sequence[tuple[str, str]], *, id: str | None = None) -> None:
