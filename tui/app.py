@@ -25,22 +25,34 @@ from tui.confirm import ConfirmStopScreen
 from tui.controller import RunController
 from tui.export import export_env
 from tui.reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
-from tui.stats import band_counts, recent_envs, series, skill_stats
+from tui.stats import band_counts, points, recent_envs, skill_stats
 from tui.widgets.bands import BandHistogram
 from tui.widgets.envs import EnvDetailView, EnvTable
 from tui.widgets.evals import EvalPanel
 from tui.widgets.events import EventLog
 from tui.widgets.header import RunHeader
-from tui.widgets.plots import MetricPlot
+from tui.widgets.plots import ChartPanel, Series
 from tui.widgets.skills import SkillTable
 
-# (widget id, title, metric key, colour)
-PLOTS: tuple[tuple[str, str, str, str], ...] = (
-    ("plot-regret", "mean regret", "regret_mean", "yellow"),
-    ("plot-hint", "hint-arm return", "hint_return_mean", "cyan"),
-    ("plot-plain", "plain-arm return", "plain_return_mean", "magenta"),
-    ("plot-agent", "agent mean return", "agent_return_mean", "green"),
-    ("plot-learnable", "learnable fraction", "learnable_fraction", "blue"),
+# (chart id, ((legend label, metric key, colour), ...)): the series overlaid on each chart.
+# Colours are RGB hex, so the chart's lines and the legend's marks are the same colour
+# (plotext's colour names map to other ANSI codes than Rich's).
+CHARTS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "chart-regret",  # the designer's signal and the two arms it is the gap between
+        (
+            ("mean regret", "regret_mean", "#f2c744"),
+            ("hint-arm return", "hint_return_mean", "#4fc3f7"),
+            ("plain-arm return", "plain_return_mean", "#f06292"),
+        ),
+    ),
+    (
+        "chart-agent",  # how the agent does, and how much of the pool is worth learning on
+        (
+            ("agent mean return", "agent_return_mean", "#81c784"),
+            ("learnable fraction", "learnable_fraction", "#9575cd"),
+        ),
+    ),
 )
 
 
@@ -92,8 +104,8 @@ class SpadeApp(App[int]):
             with TabPane("Overview [1]", id="overview"):
                 with Horizontal(id="overview-top"):
                     with Vertical(id="plots"):
-                        for wid, title, _key, color in PLOTS:
-                            yield MetricPlot(title, color=color, id=wid)
+                        for cid, lines in CHARTS:
+                            yield ChartPanel([(label, color) for label, _key, color in lines], id=cid)
                     with Vertical(id="side"):
                         yield Static("[b]win-rate bands[/b] (newest step)", classes="caption")
                         yield BandHistogram(id="bands")
@@ -153,8 +165,7 @@ class SpadeApp(App[int]):
             run_start = result.run.created_at
         if result.steps or result.reset or self.polls == 0:
             self.steps.extend(result.steps)
-            for wid, _title, key, _color in PLOTS:
-                self.query_one(f"#{wid}", MetricPlot).set_values(series(self.steps, key))
+            self._draw_charts()
             self.query_one("#bands", BandHistogram).show(band_counts(self.steps))
         if result.events:
             self.query_one("#events", EventLog).add_events(result.events, run_start)
@@ -180,11 +191,16 @@ class SpadeApp(App[int]):
         self.query_one("#events", EventLog).clear()
         self.query_one("#skills", SkillTable).clear()
         self.query_one("#env-table", EnvTable).clear()
-        for wid, _title, _key, _color in PLOTS:
-            self.query_one(f"#{wid}", MetricPlot).set_values([])
+        self._draw_charts()
         self.detail = None
         self._detail_wanted = None
         self.query_one("#env-detail", EnvDetailView).show(None)
+
+    def _draw_charts(self) -> None:
+        for cid, lines in CHARTS:
+            self.query_one(f"#{cid}", ChartPanel).set_series(
+                [Series(label, color, *points(self.steps, key)) for label, key, color in lines]
+            )
 
     def _show_evals(self, on: bool) -> None:
         """The eval panel is shown only once the run has evaluation results."""

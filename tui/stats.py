@@ -22,12 +22,20 @@ BANDS: tuple[tuple[str, str], ...] = (
 
 def series(steps: Sequence[StepRow], key: str) -> list[float]:
     """The finite values of one metric, in step order (absent or NaN: not measured)."""
-    out: list[float] = []
+    return list(points(steps, key)[1])
+
+
+def points(steps: Sequence[StepRow], key: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """(step numbers, values) of one metric's finite values, in step order. Steps are
+    numbered from 1, as the header and the console count them."""
+    xs: list[int] = []
+    ys: list[float] = []
     for s in steps:
         v = s.metrics.get(key)
         if v is not None and math.isfinite(v):
-            out.append(v)
-    return out
+            xs.append(s.step + 1)
+            ys.append(v)
+    return tuple(xs), tuple(ys)
 
 
 def latest(steps: Sequence[StepRow], key: str) -> float | None:

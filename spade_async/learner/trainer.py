@@ -375,9 +375,10 @@ class Trainer:
             "torch_rng": torch.get_rng_state(),
             "tis_cap": self.tis_cap,
         }
-        if torch.cuda.is_available():
+        device = torch.device(self.device)
+        if device.type == "cuda":  # only the learner's GPU: touching the others would open a context on each
             with contextlib.suppress(RuntimeError):
-                state["cuda_rng"] = torch.cuda.get_rng_state_all()
+                state["cuda_rng"] = torch.cuda.get_rng_state(device)
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -386,5 +387,11 @@ class Trainer:
         self.version = int(state["version"])
         self.tis_cap = float(state.get("tis_cap", self.tis_cap))
         torch.set_rng_state(state["torch_rng"])
-        if "cuda_rng" in state and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        device = torch.device(self.device)
+        cuda_rng = state.get("cuda_rng")
+        if cuda_rng is not None and device.type == "cuda":
+            if isinstance(cuda_rng, list | tuple):  # checkpoints before 2026-12 held every GPU's state
+                index = device.index if device.index is not None else torch.cuda.current_device()
+                cuda_rng = cuda_rng[index] if index < len(cuda_rng) else None
+            if cuda_rng is not None:
+                torch.cuda.set_rng_state(cuda_rng, device)

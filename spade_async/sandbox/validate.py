@@ -15,7 +15,7 @@ never raise for any candidate, whatever its replies make the controller do.
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from spade_async.envs.contract import ALLOWED_IMPORTS
@@ -43,6 +43,9 @@ class ValidationResult:
     has_solution: bool
     solution_wins: bool | None
     class_name: str | None
+    constants: dict[str, str] = field(default_factory=dict)
+    """Module-level UPPER_CASE string constants (``HINT``, ``SKILL``, ``DESCRIPTION``), as read
+    by the inspecting child (the trainer never parses generated code)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,6 +59,7 @@ class _Validator:
         self.class_name: str | None = None
         self.has_solution = False
         self.solution_wins: bool | None = None
+        self.constants: dict[str, str] = {}
 
     def fail(self, check: str, reason: str) -> None:
         self.checks[check] = False
@@ -68,7 +72,7 @@ class _Validator:
     def result(self) -> ValidationResult:
         admitted = bool(self.checks) and all(self.checks.values())
         return ValidationResult(admitted, self.reasons, self.checks, self.has_solution, self.solution_wins,
-                                self.class_name)
+                                self.class_name, self.constants)
 
     async def open(self) -> SandboxedEnv | None:
         try:
@@ -123,6 +127,7 @@ class _Validator:
         except SandboxError as exc:
             self.fail("loads", f"the code could not be inspected: {exc}")
             return False
+        self.constants = {k: v for k, v in facts.get("strings", {}).items() if isinstance(v, str)}
         if facts.get("syntax_error"):
             self.fail("loads", f"the code does not load: {facts['syntax_error']}")
             return False

@@ -142,9 +142,12 @@ def inspect_source(source: str) -> dict[str, Any]:
         elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC_IMPORT_NAMES:
             dynamic.add(node.attr)
     classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
-    strings = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
-               and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-               for target in node.targets if isinstance(target, ast.Name)}
+    strings: dict[str, str] = {}
+    for node in tree.body:  # `HINT = "..."`, `HINT: str = "..."`, `A = B = "..."`
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            strings.update({t.id: value.value for t in targets if isinstance(t, ast.Name)})
     return {"imports": imported_roots(tree), "dynamic": sorted(dynamic), "classes": classes,
             "strings": {k: v[:4000] for k, v in strings.items() if k.isupper()}}
 

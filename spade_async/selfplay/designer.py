@@ -198,8 +198,8 @@ async def design_environment(
         parsed = parse_designer(text)
         if parsed.ok and parsed.code:
             design.code = parsed.code
-            design.hint = parsed.hint
             result = await validate_source(pool, parsed.code, max_turns=max_turns, domain=job.domain)
+            design.hint = clean_hint(result.constants.get("HINT")) or parsed.hint  # the code's HINT wins
             design.validation = result
             design.reasons = list(result.reasons)
             if result.admitted:

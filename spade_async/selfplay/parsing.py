@@ -4,7 +4,9 @@ Why a module of its own, with structured results: a 135M-parameter designer writ
 it never closes, hints in three different shapes and code with stray prose around it.
 Every way of failing is a *reason* the designer is penalised for (and the repair prompt
 shows), so the extraction reports why it failed instead of returning ``None``.
-Everything here is pure string/``ast`` work: no model, no sandbox, nothing is executed.
+Everything here is pure string work: model text is never executed, compiled or even parsed as
+Python in the trainer process (a hostile completion can make ``ast`` recurse or allocate
+without bound); whatever needs the syntax tree asks a sandbox child.
 
 Accepted forms
 --------------
@@ -14,28 +16,26 @@ Code (:func:`extract_code`):
    closed by a line `````. Of several, the last block that contains a ``class`` statement
    wins (models often add a usage block after the environment), else the last block.
 2. Failing that, unlabelled ````` blocks, chosen the same way, if they contain a ``class``.
-3. Failing that, a completion with no fence (or only a stray closing one) that parses as
-   Python and defines a class (a model that forgot the fences but wrote a clean file).
+3. Failing that, a completion with no fence (or only a stray closing one) whose first line
+   reads as Python (``import``, ``from``, ``class``, ``def``, ``@``, ``#``, a docstring or an
+   ``UPPER_CASE =`` constant) and that has a ``class`` statement (a model that forgot the
+   fences but wrote a clean file); whether it really parses is the sandbox's verdict.
 
 An opening fence with no closing fence after it (output cut at the token limit) is
 reported as :data:`REASON_CUT_OFF` when no complete block exists.
 
-Hint (:func:`extract_hint`), first match wins:
-
-1. A module-level string constant ``HINT = "..."`` in the code (read with ``ast``; when the
-   code as a whole does not parse, the literal after ``HINT =`` is still read, one line or
-   parenthesised over several).
-2. A labelled section in the prose outside code blocks: a line ``HINT: ...`` or
-   ``Hint - ...`` (case-insensitive; markdown like ``**Hint:**``, ``> Hint:``, ``- hint:``
-   and a heading ``## Hint`` allowed), taking the rest of that line and the following
-   lines up to a blank line, fence, heading or ``Label:`` line.
+Hint (:func:`extract_hint`): a labelled section in the prose outside code blocks: a line
+``HINT: ...`` or ``Hint - ...`` (case-insensitive; markdown like ``**Hint:**``, ``> Hint:``,
+``- hint:`` and a heading ``## Hint`` allowed), taking the rest of that line and the following
+lines up to a blank line, fence, heading or ``Label:`` line. The ``HINT = "..."`` constant in
+the code is *not* read here: the sandbox child that inspects the code for admission returns its
+module-level string constants (:meth:`SandboxPool.inspect`), and the designer prefers that one.
 
 Empty hints and placeholders (``...``, ``TODO``, ``<hint>``) count as missing.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
@@ -51,17 +51,16 @@ MAX_HINT_CHARS = 600
 _OPEN_RE = re.compile(r"^[ \t]*```[ \t]*(?P<lang>[A-Za-z0-9_+-]*)[ \t]*$")
 _CLOSE_RE = re.compile(r"^[ \t]*```[ \t]*$")
 _PY_LANGS = frozenset({"python", "py", "python3"})
-_CLASS_RE = re.compile(r"^class\s+\w+", re.MULTILINE)
+_CLASS_RE = re.compile(r"^class\s+\w+\s*[(:]", re.MULTILINE)
 _HINT_LABEL_RE = re.compile(
     r"^[ \t>]*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]*)?[*_]*hints?[*_]*[ \t]*"
     r"(?:[:\u2014-][*_]*[ \t]*(?P<rest>.*)|$)",
     re.IGNORECASE,
 )
 """A hint label line: ``HINT: ...``, ``**Hint:** ...``, ``Hint - ...``, ``## Hint``, ``- hint: ...``."""
-_HINT_CONST_RE = re.compile(r"^HINT\s*(?::\s*str\s*)?=\s*", re.MULTILINE)
 _HEADING_RE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|\*\*[^*]+\*\*[ \t]*:?[ \t]*$|[A-Z][A-Za-z ]{0,30}:)")
-_PARSE_ERRORS = (SyntaxError, ValueError, TypeError, RecursionError, MemoryError)
-"""What ``ast`` may raise on hostile text (null bytes: ValueError; deep nesting: RecursionError)."""
+_CODE_START_RE = re.compile(r"""^(?:import\s|from\s|class\s|def\s|async\s+def\s|@|#|\"\"\"|'''|[A-Z_][A-Z0-9_]*\s*(?::[^=]+)?=)""")
+"""First line of a file that reads as Python rather than prose."""
 _PLACEHOLDERS = frozenset({"", "...", "…", "todo", "tbd", "<hint>", "hint", "none", "n/a"})
 
 
@@ -88,8 +87,7 @@ class DesignerOutput:
 
     code: str | None
     hint: str | None
-    skill: str | None
-    description: str | None
+    """The hint written in the prose (a ``HINT`` constant in the code is read by the sandbox)."""
     reason: str | None
     cut_off: bool = False
 
@@ -128,12 +126,9 @@ def _pick(bodies: list[str]) -> str:
     return (with_class or bodies)[-1]
 
 
-def _parses_with_class(text: str) -> bool:
-    try:
-        tree = ast.parse(text)
-    except _PARSE_ERRORS:
-        return False
-    return any(isinstance(node, ast.ClassDef) for node in tree.body)
+def _reads_as_a_file_with_class(text: str) -> bool:
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    return bool(_CODE_START_RE.match(first)) and bool(_CLASS_RE.search(text))
 
 
 def extract_code(completion: str) -> CodeExtraction:
@@ -164,7 +159,7 @@ def extract_code(completion: str) -> CodeExtraction:
         return CodeExtraction(code=partial or None, reason=REASON_CUT_OFF, cut_off=True)
     if all(not b.closed and b.lang == "" for b in blocks):
         unfenced = "\n".join(line for line in text.split("\n") if not _OPEN_RE.match(line))
-        if _parses_with_class(unfenced.strip()):
+        if _reads_as_a_file_with_class(unfenced.strip()):
             return CodeExtraction(code=unfenced.strip("\n"))
     return CodeExtraction(code=None, reason=REASON_NO_CODE)
 
@@ -174,35 +169,6 @@ def _checked(body: str) -> CodeExtraction:
     if not body.strip():
         return CodeExtraction(code=None, reason=REASON_EMPTY)
     return CodeExtraction(code=body)
-
-
-def string_constants(code: str) -> dict[str, str]:
-    """Module-level ``NAME = "literal"`` assignments in ``code`` (read with ``ast``, never run).
-
-    Adjacent literals (implicit concatenation) count as one string; f-strings, expressions
-    and annotated assignments of non-strings are ignored. Raises ``SyntaxError`` when the
-    code does not parse (also for null bytes or absurd nesting).
-
-    >>> string_constants('SKILL = "Optimization"\\nX = 1\\nHINT = ("a" "b")')
-    {'SKILL': 'Optimization', 'HINT': 'ab'}
-    """
-    try:
-        tree = ast.parse(code)
-    except _PARSE_ERRORS as exc:
-        if isinstance(exc, SyntaxError):
-            raise
-        raise SyntaxError(f"cannot parse: {exc.__class__.__name__}: {exc}") from None
-    found: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
-            continue
-        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
-            found[target.id] = value.value
-    return found
 
 
 def clean_hint(text: str | None, max_chars: int = MAX_HINT_CHARS) -> str | None:
@@ -234,28 +200,6 @@ def clean_hint(text: str | None, max_chars: int = MAX_HINT_CHARS) -> str | None:
     return body
 
 
-def _literal_after(code: str, match: re.Match[str]) -> str | None:
-    """The string literal starting at ``match.end()``, possibly parenthesised over several
-    lines, read with ``ast.literal_eval`` (for code that as a whole does not parse)."""
-    lines = code[match.end() :].split("\n")
-    for n in range(1, min(len(lines), 12) + 1):
-        try:
-            value = ast.literal_eval("\n".join(lines[:n]).strip())
-        except _PARSE_ERRORS:
-            continue
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _hint_from_code(code: str) -> str | None:
-    try:
-        value = string_constants(code).get("HINT")
-    except SyntaxError:
-        match = _HINT_CONST_RE.search(code)
-        value = _literal_after(code, match) if match else None
-    return clean_hint(value)
-
-
 def _hint_from_prose(text: str) -> str | None:
     """The first labelled hint section outside fenced blocks."""
     lines = text.split("\n")
@@ -285,43 +229,24 @@ def _hint_from_prose(text: str) -> str | None:
     return None
 
 
-def extract_hint(completion: str, code: str | None = None) -> str | None:
-    """The privileged hint of a designer completion, or ``None`` (see the accepted forms).
+def extract_hint(completion: str) -> str | None:
+    """The hint written in the prose of a designer completion, or ``None`` (see the accepted
+    forms; the ``HINT`` constant in the code comes from the sandbox's inspection instead).
 
-    ``code`` is the already-extracted code (from :func:`extract_code`); when omitted it is
-    extracted here.
-
-    >>> extract_hint('```python\\nHINT = "Scan two corners."\\nclass A: pass\\n```')
-    'Scan two corners.'
     >>> extract_hint("HINT: guess the middle.\\n\\nmore text")
     'guess the middle.'
+    >>> extract_hint('```python\\nHINT = "Scan two corners."\\nclass A: pass\\n```') is None
+    True
     """
-    text = (completion or "").replace("\r\n", "\n")
-    if code is None:
-        code = extract_code(text).code
-    if code:
-        hint = _hint_from_code(code)
-        if hint:
-            return hint
-    return _hint_from_prose(text)
+    return _hint_from_prose((completion or "").replace("\r\n", "\n"))
 
 
 def parse_designer(completion: str) -> DesignerOutput:
-    """Code, hint, SKILL and DESCRIPTION of one designer completion, with a failure reason."""
+    """Code and prose hint of one designer completion, with a failure reason."""
     extraction = extract_code(completion)
-    constants: dict[str, str] = {}
-    if extraction.code:
-        try:
-            constants = string_constants(extraction.code)
-        except SyntaxError:
-            constants = {}
-    description = constants.get("DESCRIPTION", "").strip() or None
-    skill = constants.get("SKILL", "").strip() or None
     return DesignerOutput(
         code=extraction.code,
-        hint=extract_hint(completion, extraction.code),
-        skill=skill,
-        description=description,
+        hint=extract_hint(completion),
         reason=extraction.reason,
         cut_off=extraction.cut_off,
     )

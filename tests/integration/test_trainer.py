@@ -324,3 +324,28 @@ def test_qlora_step_on_cuda(tiny_model_dir, tmp_path):
     assert m["grad_norm"] > 0 and trainer.version == 1
     trainer.save_adapter(tmp_path / "v1")
     assert (tmp_path / "v1" / "adapter_model.safetensors").exists()
+
+
+def test_checkpoint_rng_touches_only_the_learners_gpu(tiny_model_dir, monkeypatch):
+    """A learner on cuda:1 saves and restores cuda:1's generator and no other GPU's (asking
+    every GPU for its state opens a CUDA context on each, taking memory from the engine's)."""
+    trainer = Trainer(str(tiny_model_dir), LORA, LearnerConfig(), seed=0)
+    touched: list[tuple[str, object]] = []
+
+    def all_gpus(*_a: object) -> None:
+        raise AssertionError("touched every GPU")
+
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", all_gpus)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", all_gpus)
+    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda device: touched.append(("get", device)) or torch.tensor([7]))
+    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, device: touched.append(("set", device, int(state[0]))))
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    trainer.device = "cuda:1"  # state_dict/load_state_dict only; no tensor moves
+    state = trainer.state_dict()
+    trainer.load_state_dict(state)
+    state["cuda_rng"] = [torch.tensor([5]), torch.tensor([6])]  # a checkpoint from before: every GPU's state
+    trainer.load_state_dict(state)
+    assert touched == [("get", torch.device("cuda:1")), ("set", torch.device("cuda:1"), 7), ("set", torch.device("cuda:1"), 6)]
+    trainer.device = "cpu"
+    touched.clear()
+    assert "cuda_rng" not in trainer.state_dict() and touched == []

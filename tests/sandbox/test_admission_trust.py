@@ -48,3 +48,17 @@ def test_validate_never_parses_in_the_trainer() -> None:
         names = {node.func.id for node in ast.walk(tree)
                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
         assert "parse" not in calls and not {"compile", "exec", "eval"} & names, module.__name__
+
+
+async def test_hint_constant_comes_from_the_inspecting_child(pool: SandboxPool) -> None:
+    """The designer's HINT/SKILL constants are read by the child that only parses the code;
+    the code runs nowhere before that, and a candidate cannot forge them by running."""
+    from spade_async.envs.seeds import load_seeds
+
+    seed = next(s for s in load_seeds("easy") if s.hint)
+    verdict = await validate_source(pool, seed.source, max_turns=12)
+    assert verdict.admitted, verdict.reasons
+    assert verdict.constants["HINT"] == seed.hint and verdict.constants["SKILL"] == seed.skill
+    annotated = "HINT: str = 'go left'\nA = B = 'both'\nN = 3\nclass E:\n    pass\n"
+    facts = await pool.inspect(annotated)
+    assert facts["strings"] == {"HINT": "go left", "A": "both", "B": "both"}

@@ -65,6 +65,16 @@ def text_of(widget: Widget) -> str:
     return "\n".join(line.text.rstrip() for line in lines)
 
 
+def legend_value(app: App[object], panel_id: str, label: str) -> str:
+    """The latest value a chart's legend shows for the series called ``label``."""
+    legend = text_of(app.query_one(panel_id).query_one(".legend"))
+    for line in legend.splitlines():
+        head, _, rest = line.partition(label)
+        if rest and head.strip() == "━━":
+            return rest.split()[0]
+    raise AssertionError(f"no {label!r} in the legend of {panel_id}:\n{legend}")
+
+
 async def settle(app: App[object], pilot: Pilot[object]) -> None:
     """Wait until the polls and detail loads in flight are done and rendered."""
     for _ in range(3):

@@ -18,9 +18,10 @@ from tests.tui.fixture_db import (
     open_writer,
     step_metrics,
 )
-from tests.tui.helpers import FakeController, make_app, settle, text_of
+from tests.tui.helpers import FakeController, legend_value, make_app, settle, text_of
 from tui.confirm import ConfirmStopScreen
 from tui.widgets.envs import EnvTable
+from tui.widgets.plots import ChartPanel
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
@@ -44,11 +45,11 @@ async def test_overview_panels_show_the_fixture_numbers(db_path: Path) -> None:
         ):
             assert expected in header, expected
 
-        assert "mean regret  0.650" in text_of(app.query_one("#plot-regret"))
-        assert "hint-arm return  0.750" in text_of(app.query_one("#plot-hint"))
-        assert "plain-arm return  0.550" in text_of(app.query_one("#plot-plain"))
-        assert "agent mean return  0.550" in text_of(app.query_one("#plot-agent"))
-        assert "learnable fraction  0.500" in text_of(app.query_one("#plot-learnable"))
+        assert legend_value(app, "#chart-regret", "mean regret") == "0.650"
+        assert legend_value(app, "#chart-regret", "hint-arm return") == "0.750"
+        assert legend_value(app, "#chart-regret", "plain-arm return") == "0.550"
+        assert legend_value(app, "#chart-agent", "agent mean return") == "0.550"
+        assert legend_value(app, "#chart-agent", "learnable fraction") == "0.500"
 
         bands = text_of(app.query_one("#bands"))
         assert "in band" in bands and "2   40%" in bands and "invalid" in bands
@@ -192,7 +193,8 @@ async def test_new_rows_appear_on_the_next_poll(db_path: Path) -> None:
         await app.poll_now()
         await pilot.pause()
         assert f"step {N_STEPS + 1}" in text_of(app.query_one("#header"))
-        assert "mean regret  0.900" in text_of(app.query_one("#plot-regret"))
+        assert legend_value(app, "#chart-regret", "mean regret") == "0.900"
+        assert app.query_one("#chart-regret", ChartPanel).series[0].steps[-1] == N_STEPS + 1
         log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
         assert "sandbox worker died" in log
 

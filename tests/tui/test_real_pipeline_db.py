@@ -18,8 +18,8 @@ from spade_async.launch import open_run
 from spade_async.memory.schema import METRIC_KEYS
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, make_config
-from tests.tui.helpers import make_app, settle, text_of
-from tui.app import PLOTS
+from tests.tui.helpers import legend_value, make_app, settle, text_of
+from tui.app import CHARTS
 from tui.reader import RunReader
 from tui.stats import BANDS
 
@@ -28,11 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tui_metric_keys() -> set[str]:
-    """Metric keys the TUI reads: the plots, the band histogram, and ``latest(steps, "key")`` calls."""
-    keys = {key for _, _, key, _ in PLOTS} | {key for key, _ in BANDS}
+    """Metric keys the TUI reads: the charts, the band histogram, and ``latest(steps, "key")`` calls."""
+    keys = {key for _, lines in CHARTS for _, key, _ in lines} | {key for key, _ in BANDS}
     for path in (ROOT / "tui").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("latest", "series"):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("latest", "series", "points"):
                 keys |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
     return keys
 
@@ -73,6 +73,6 @@ async def test_tui_shows_a_run_written_by_the_real_pipeline(pipeline_db: Path) -
         assert "step 4" in header and "adapter v4" in header and "valid 50%" in header
         measured = [s.metrics.get("regret_mean") for s in polled.steps]
         regret = [r for r in measured if r is not None and r == r][-1]  # the newest measured value
-        assert f"mean regret  {regret:.3f}" in text_of(app.query_one("#plot-regret"))
+        assert legend_value(app, "#chart-regret", "mean regret") == f"{regret:.3f}"
         plain = polled.steps[-1].metrics["plain_return_mean"]
-        assert f"plain-arm return  {plain:.3f}" in text_of(app.query_one("#plot-plain"))
+        assert legend_value(app, "#chart-regret", "plain-arm return") == f"{plain:.3f}"

@@ -14,12 +14,13 @@ from tui.stats import (
     fmt_duration,
     latest,
     matches,
+    points,
     recent_envs,
     series,
     skill_stats,
 )
 from tui.widgets.bands import render_bands
-from tui.widgets.plots import columns, render_columns
+from tui.widgets.plots import Series, downsample, nice_ticks, tick_labels, y_range
 
 
 def _step(step: int, **metrics: float) -> StepRow:
@@ -29,6 +30,7 @@ def _step(step: int, **metrics: float) -> StepRow:
 def test_series_and_latest_skip_unmeasured_values() -> None:
     steps = [_step(0, loss=1.0), _step(1, loss=math.nan), _step(2), _step(3, loss=0.5)]
     assert series(steps, "loss") == [1.0, 0.5]
+    assert points(steps, "loss") == ((1, 4), (1.0, 0.5))  # steps counted from 1, like the header
     assert latest(steps, "loss") == 0.5
     assert latest(steps[:3], "loss") == 1.0
     assert latest(steps, "kl") is None
@@ -72,11 +74,29 @@ def test_elapsed_runs_to_now_or_to_the_last_step() -> None:
     assert fmt_duration(3723) == "1:02:03"
 
 
-def test_column_chart_is_fixed_scale_and_one_column_per_step() -> None:
-    text = render_columns([0.0, 0.5, 1.0], 6, 2, lo=0.0, hi=1.0, color="green")
-    lines = text.plain.split("\n")
-    assert lines == ["  █   ", "▁██   "]
-    assert columns([1.0, 3.0, 5.0, 7.0], 2) == [2.0, 6.0]
+def test_chart_scale_is_zero_to_one_widened_to_the_data() -> None:
+    assert y_range([]) == (0.0, 1.0)
+    assert y_range([Series("a", "red", (1, 2), (0.2, 0.3))]) == (0.0, 1.0)  # 0.2 stays small
+    assert y_range([Series("a", "red", (1,), (-0.5,)), Series("b", "blue", (1,), (1.5,))]) == (-0.5, 1.5)
+
+
+def test_chart_ticks_are_round_numbers_and_whole_steps() -> None:
+    assert nice_ticks(0.0, 1.0, 5) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert tick_labels([0.0, 0.25, 0.5]) == ["0.00", "0.25", "0.50"]
+    assert nice_ticks(0.0, 1.0, 3) == [0.0, 0.5, 1.0]
+    assert nice_ticks(-0.5, 1.0, 4) == [-0.5, 0.0, 0.5, 1.0]
+    assert nice_ticks(1, 12, 7, whole=True) == [2, 4, 6, 8, 10, 12]
+    assert nice_ticks(0, 2, 10, whole=True) == [0, 1, 2]  # never a fractional step
+    assert tick_labels([0.0, 5.0, 10.0]) == ["0", "5", "10"]
+    assert nice_ticks(1, 500, 7, whole=True) == [100, 200, 300, 400, 500]
+    assert nice_ticks(1, 12, 2, whole=True) == [1, 12]  # a narrow chart still names both ends
+
+
+def test_downsample_keeps_short_series_and_averages_long_ones() -> None:
+    assert downsample([1, 2, 3], [0.1, 0.2, 0.3], 4) == ([1, 2, 3], [0.1, 0.2, 0.3])
+    assert downsample([1, 2, 3, 4], [1.0, 3.0, 5.0, 7.0], 2) == ([1.5, 3.5], [2.0, 6.0])
+    xs, ys = downsample(list(range(1000)), [1.0] * 1000, 112)
+    assert len(xs) == len(ys) == 112 and ys == [1.0] * 112 and xs[0] < xs[-1]
 
 
 def test_band_histogram_shows_counts_and_shares() -> None:

@@ -20,7 +20,6 @@ from spade_async.selfplay.parsing import (
     extract_hint,
     parse_action,
     parse_designer,
-    string_constants,
 )
 
 ENV = '''SKILL = "Optimization"
@@ -133,17 +132,32 @@ def test_unclosed_bare_block_with_text_is_cut_off() -> None:
     assert result.reason == REASON_CUT_OFF and result.code == "class A(GameEnv):\n    def st"
 
 
-@pytest.mark.parametrize("text", ["class A:\x00 pass", "(" * 5000, "HINT = " + "(" * 5000])
+@pytest.mark.parametrize("text", ["class A:\x00 pass", "(" * 5000, "HINT = " + "(" * 5000, "[" * 100_000])
 def test_hostile_text_does_not_crash(text: str) -> None:
-    assert extract_code(text).code is None
+    # a null byte in a clean-looking file is passed on: the sandbox's parse rejects it
+    assert extract_code(text).code in (None, text)
     assert extract_hint(text) is None
-    assert extract_hint("x", code=text) is None
-    with pytest.raises(SyntaxError):
-        string_constants(text)
 
 
-def test_unfenced_text_that_does_not_parse_is_rejected() -> None:
+def test_model_text_is_never_parsed_as_python() -> None:
+    """The trainer treats model text as text: no ``ast`` import, no parse, no compile."""
+    import inspect as pyinspect
+    import re
+
+    source = pyinspect.getsource(parsing)
+    assert "import ast" not in source and "literal_eval" not in source
+    assert not re.search(r"(?<![.\w])(compile|eval|exec)\(", source)
+
+
+def test_unfenced_text_that_starts_with_prose_is_rejected() -> None:
     assert extract_code("Here is my env:\n" + ENV).reason == REASON_NO_CODE
+    assert extract_code("I think the class should be simple.").reason == REASON_NO_CODE
+
+
+@pytest.mark.parametrize("start", ["import random\n", "from math import sqrt\n", "# env\n", '"""Doc."""\n', "HINT: str = 'x'\n"])
+def test_unfenced_file_may_start_with_any_python_line(start: str) -> None:
+    code = start + "class A(GameEnv):\n    pass"
+    assert extract_code(code).code == code
 
 
 def test_inline_triple_backticks_in_prose_do_not_open_a_block() -> None:
@@ -158,48 +172,12 @@ def test_extract_code_never_raises(text: str) -> None:
     assert result.ok == (result.reason is None)
 
 
-# --- string_constants ---
-
-
-def test_string_constants_forms() -> None:
-    code = (
-        'SKILL = "A"\nHINT = (\n    "one "\n    "two"\n)\nDESCRIPTION: str = \'d\'\n'
-        'N = 3\nF = f"{N}"\nX = Y = "multi"\nclass C:\n    INNER = "no"\n'
-    )
-    assert string_constants(code) == {"SKILL": "A", "HINT": "one two", "DESCRIPTION": "d"}
-
-
-def test_string_constants_raises_on_bad_code() -> None:
-    with pytest.raises(SyntaxError):
-        string_constants("HINT = (")
-
-
 # --- hints ---
 
 
-def test_hint_from_code_constant() -> None:
-    assert extract_hint(fenced(ENV)) == "Test 0, 15 and 30, then fit the parabola."
-
-
-def test_code_constant_beats_prose() -> None:
-    assert extract_hint("HINT: prose hint\n" + fenced(ENV)) == "Test 0, 15 and 30, then fit the parabola."
-
-
-def test_hint_constant_in_code_that_does_not_parse() -> None:
-    broken = 'HINT = (\n    "Scan the "\n    "corners."\n)\nclass A(GameEnv:\n'
-    assert extract_hint(fenced(broken)) == "Scan the corners."
-    one_line = "HINT = 'Use \\'binary\\' search.'\ndef (:\n"
-    assert extract_hint(fenced(one_line)) == "Use 'binary' search."
-
-
-def test_hint_constant_in_cut_off_code() -> None:
-    text = "```python\nSKILL = 'Optimization'\nHINT = 'Inspect all items first.'\nclass K(GameEnv):\n    def rese"
-    assert extract_hint(text) == "Inspect all items first."
-
-
-def test_placeholder_constant_falls_back_to_prose() -> None:
-    code = ENV.replace('"Test 0, 15 and 30, then fit the parabola."', '"..."')
-    assert extract_hint(fenced(code) + "\nHint: the real one.") == "the real one."
+def test_hint_constant_in_code_is_left_to_the_sandbox() -> None:
+    assert extract_hint(fenced(ENV)) is None  # read by SandboxPool.inspect, see tests/sandbox
+    assert extract_hint("HINT: prose hint\n" + fenced(ENV)) == "prose hint"
 
 
 @pytest.mark.parametrize(
@@ -246,10 +224,6 @@ def test_missing_hint() -> None:
     assert extract_hint("") is None
 
 
-def test_extract_hint_uses_given_code() -> None:
-    assert extract_hint("no fences here", code='HINT = "given"') == "given"
-
-
 @pytest.mark.parametrize("text", [None, "", "   ", "...", "TODO", "Hint: ...", "<hint>", "Hint:", "```\n```"])
 def test_clean_hint_placeholders(text: str | None) -> None:
     assert clean_hint(text) is None
@@ -278,15 +252,13 @@ def test_hint_functions_never_raise(text: str) -> None:
 
 
 def test_parse_designer_full() -> None:
-    out = parse_designer("Here:\n" + fenced(ENV))
-    assert out.ok and out.skill == "Optimization" and out.description == "Tune a knob."
-    assert out.hint == "Test 0, 15 and 30, then fit the parabola." and out.code == ENV.strip("\n")
+    out = parse_designer("Here:\n" + fenced(ENV) + "\nHint: scan first.")
+    assert out.ok and out.hint == "scan first." and out.code == ENV.strip("\n")
 
 
 def test_parse_designer_cut_off_and_broken() -> None:
     out = parse_designer("```python\nSKILL = 'Logical Deduction'\nclass A(GameEnv):\n    def x(")
     assert not out.ok and out.cut_off and out.reason == REASON_CUT_OFF
-    assert out.skill is None  # the cut-off code does not parse: constants are not trusted
     none = parse_designer("no idea")
     assert none.code is None and none.reason == REASON_NO_CODE and none.hint is None
 

@@ -18,7 +18,7 @@ import pytest
 
 from spade_async.config import SKILLS
 from spade_async.envs.contract import INJECTED, GameEnv
-from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
+from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds, string_constants
 
 SEEDS = load_seeds()
 SEED_IDS = [s.name for s in SEEDS]
@@ -381,3 +381,17 @@ def test_following_the_hint_wins(name: str) -> None:
         obs, reward, terminated, _, _ = HINT_FOLLOWERS[name](env)
         assert terminated and reward == 1.0, f"seed {s}: {obs}"
         assert env.turn <= cls.max_turns
+
+
+def test_string_constants_forms() -> None:
+    code = (
+        'SKILL = "A"\nHINT = (\n    "one "\n    "two"\n)\nDESCRIPTION: str = \'d\'\n'
+        'N = 3\nF = f"{N}"\nX = Y = "multi"\nclass C:\n    INNER = "no"\n'
+    )
+    assert string_constants(code) == {"SKILL": "A", "HINT": "one two", "DESCRIPTION": "d"}
+
+
+@pytest.mark.parametrize("code", ["HINT = (", "class A:\x00 pass", "(" * 5000])
+def test_string_constants_raises_syntax_error_on_bad_code(code: str) -> None:
+    with pytest.raises(SyntaxError):
+        string_constants(code)

@@ -11,11 +11,10 @@ on their own: ``GameEnv`` is injected by the sandbox).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-
-from spade_async.selfplay.parsing import string_constants
 
 UNKNOWN_SKILL = "unknown"
 
@@ -29,6 +28,37 @@ class SeedEnv:
     hint: str
     description: str
     source: str
+
+
+def string_constants(code: str) -> dict[str, str]:
+    """Module-level ``NAME = "literal"`` assignments of an environment file (read with ``ast``,
+    never run). Environment files on disk are the user's or ours; model output is never parsed
+    in the trainer (the sandbox's inspection reads its constants).
+
+    Adjacent literals (implicit concatenation) count as one string; f-strings, expressions
+    and annotated assignments of non-strings are ignored. Raises ``SyntaxError`` when the
+    code does not parse (also for null bytes or absurd nesting).
+
+    >>> string_constants('SKILL = "Optimization"\\nX = 1\\nHINT = ("a" "b")')
+    {'SKILL': 'Optimization', 'HINT': 'ab'}
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        if isinstance(exc, SyntaxError):
+            raise
+        raise SyntaxError(f"cannot parse: {exc.__class__.__name__}: {exc}") from None
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            found[target.id] = value.value
+    return found
 
 
 def _from_source(name: str, source: str, where: str) -> SeedEnv:
