@@ -63,6 +63,7 @@ def patient(p: Any) -> None:
 
 async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None:
     cfg = eval_config(tmp_path, every=2, max_steps=4)
+    cfg.log.backends = ["console", "tensorboard"]
     learner = ScriptedLearner()
     lines: list[str] = []
     async with open_run(cfg, engine=trained_engine(), learner=learner, report=lines.append) as p:
@@ -84,6 +85,14 @@ async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None
         assert delta == pytest.approx(mean - base_mean) and low <= delta <= high
         assert delta > 0  # heads beats tails on the held-out seeds of a 70%-heads coin
     assert (tmp_path / "run" / BASE_FILE).is_file()
+    # The same figures in the tracking sinks, read back with TensorBoard's own reader.
+    from tests.integration.test_tracking import load_scalars
+
+    scalars = load_scalars(tmp_path / "run" / "tensorboard")
+    deltas = {r[1]: r[8] for r in loop if r[4] == "return"}
+    assert scalars["eval/return_delta"] == [(s, pytest.approx(d)) for s, d in sorted(deltas.items())]
+    assert scalars["eval/base_return"] == [(0, pytest.approx(next(r[6] for r in base if r[4] == "return")))]
+    assert [v for _, v in scalars["eval/skipped"]] == [0.0, 0.0] and "eval/win_rate_high" in scalars
     eval_lines = [line for line in lines if line.startswith("eval ")]
     assert len(eval_lines) == 3 and eval_lines[0].startswith("eval base model")
     assert eval_lines[1].startswith(f"eval after step 2, v{live[1]}") and "delta +" in eval_lines[1]
