@@ -8,5 +8,6 @@ reports each adapter's paired difference with a 95% interval.
 
 Layout: ``stats`` (the paired interval, pure), ``suites`` (the plugin protocol and registry),
 ``games`` / ``reasoning`` (the built-in suites), ``runner`` (load each model, score every
-item, pair them up), ``table`` (printing and JSON).
+item, pair them up), ``table`` (printing and JSON), ``inloop`` (the live policy every
+``eval.every`` steps during training, beside the rollouts).
 """
