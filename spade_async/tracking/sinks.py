@@ -70,13 +70,24 @@ class TrackioSink:
 
 
 class WandbSink:
+    """W&B with the training step as a logged x axis (``train/step``), not W&B's own ``step``.
+
+    Why: W&B's ``step`` must only grow, and drops anything logged at an earlier one, but an
+    in-loop evaluation reports step N after the pipeline has logged later steps. A custom x
+    axis (``define_metric(..., step_metric=...)``) may be logged out of order.
+    """
+
+    STEP_KEY = "train/step"
+
     def __init__(self, project: str, name: str, run_dir: Path, config: dict[str, Any] | None = None) -> None:
         import wandb  # optional, not a dependency
 
         self.run = wandb.init(project=project, name=name, dir=str(run_dir), config=config, resume="allow")
+        self.run.define_metric(self.STEP_KEY)
+        self.run.define_metric("*", step_metric=self.STEP_KEY)
 
     def log(self, step: int, metrics: dict[str, float]) -> None:
-        self.run.log(metrics, step=step)
+        self.run.log({**metrics, self.STEP_KEY: step})
 
     def close(self) -> None:
         self.run.finish()
