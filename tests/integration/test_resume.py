@@ -17,6 +17,7 @@ import pytest
 
 from spade_async import failpoints
 from spade_async.config import Config
+from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.failpoints import InjectedFailure
 from spade_async.launch import RunError, innermost, open_run
 from spade_async.testing import BROKEN_ENV, COIN_ENV, ScriptedEngine, ScriptedLearner
@@ -131,39 +132,58 @@ async def wait_for(condition: Callable[[], bool]) -> None:
         await anyio.sleep(0.01)
 
 
-async def _run_and_signal(tmp_path: Path, signals: list[signal.Signals]) -> tuple[int, Path]:
-    """Start a long run, send ``signals`` to this process once step 1 is trained; return steps done."""
+class HeldEngine(ScriptedEngine):
+    """Generation issued once ``hold()`` is true waits for ``release``: the step in flight
+    when the test signals cannot finish on its own, whatever the machine's load."""
+
+    def __init__(self, hold: Callable[[], bool]) -> None:
+        super().__init__()
+        self.hold, self.release, self.held = hold, anyio.Event(), 0
+
+    async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
+        if self.hold():
+            self.held += 1
+            await self.release.wait()
+        return await super().generate(requests)
+
+
+async def _run_and_signal(tmp_path: Path, signals: list[signal.Signals], *, release: bool) -> tuple[int, Path]:
+    """Start a long run; once step 1 is trained and step 2's generation is held, send
+    ``signals`` to this process, then (``release``) let the held generation go on."""
     cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=0)
     cfg.run.max_steps = 50
     cfg.run.checkpoint_every = 100
     learner = ScriptedLearner()
-    slow = ScriptedEngine(latency_s=0.3)  # each step's generation is in flight for a while
+    engine = HeldEngine(hold=lambda: bool(learner.batches))  # sync mode: step 2 starts after step 1 trains
     done: dict[str, int] = {}
-    async with open_run(cfg, engine=slow, learner=learner, report=lambda s: None) as p:
+    async with open_run(cfg, engine=engine, learner=learner, report=lambda s: None) as p:
 
         async def drive() -> None:
             done["steps"] = await p.run(sync=True)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(drive)
-            await wait_for(lambda: bool(learner.batches))  # the signal receiver is installed by now
-            calls = slow.calls
-            await wait_for(lambda: slow.calls > calls)  # step 2's generation has started
+            await wait_for(lambda: engine.held > 0)  # step 2's generation is in flight, held
             for sig in signals:
                 os.kill(os.getpid(), sig)
                 await anyio.sleep(0.05)
+            if release:
+                engine.release.set()
     return done["steps"], tmp_path / "run" / "run.sqlite"
 
 
 async def test_sigterm_stops_after_the_step_in_flight_with_it_checkpointed(tmp_path: Path) -> None:
-    steps, db = await _run_and_signal(tmp_path, [signal.SIGTERM])
+    steps, db = await _run_and_signal(tmp_path, [signal.SIGTERM], release=True)
     assert 2 <= steps < 50  # the step in flight when the signal came was finished
     last = rows(db, "SELECT max(step) FROM steps")[0][0]
     assert last == steps - 1 and rows(db, "SELECT max(step) FROM checkpoints") == [(last,)]
 
 
+@pytest.mark.timeout(300)
 async def test_second_ctrl_c_stops_now_and_the_last_checkpoint_stands(tmp_path: Path) -> None:
-    steps, db = await _run_and_signal(tmp_path, [signal.SIGINT, signal.SIGINT])
+    # step 2's generation is never released: only the second Ctrl-C's immediate stop can end
+    # the run (if it did not, the test would hang until pytest's timeout)
+    steps, db = await _run_and_signal(tmp_path, [signal.SIGINT, signal.SIGINT], release=False)
     assert steps == 1  # step 2 was cut short in generation, not finished
     assert rows(db, "SELECT step FROM steps") == [(0,)]
     assert rows(db, "SELECT max(step) FROM checkpoints") == [(0,)]  # the consumed step is saved
