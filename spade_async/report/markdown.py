@@ -20,11 +20,19 @@ def _mean_of(values: list[float]) -> float:
     return sum(finite) / len(finite) if finite else math.nan
 
 
+def _checkpoints(data: RunData, run_dir: Path) -> str:
+    """The checkpoints still on disk (``run.keep_checkpoints`` prunes older folders; the table keeps them all)."""
+    kept = [s for s in data.checkpoints if (run_dir / "checkpoints" / f"step_{s}").is_dir()]
+    text = ", ".join(f"step_{s}" for s in kept) or "none"
+    pruned = len(data.checkpoints) - len(kept)
+    return text + (f" ({pruned} older pruned)" if pruned else "")
+
+
 def summary(data: RunData, run_dir: Path) -> str:
     lines = [f"# Run report: {data.name}", "",
              f"- folder: `{run_dir}`", f"- status: {data.status}",
              f"- steps recorded: {len(data.steps)}; episodes: {data.episodes}; "
-             f"checkpoints: {', '.join(f'step_{s}' for s in data.checkpoints) or 'none'}", ""]
+             f"checkpoints: {_checkpoints(data, run_dir)}", ""]
     if data.steps:
         k = max(1, len(data.steps) // 4)
         lines += ["| metric | first quarter | last quarter |", "|---|---|---|"]
