@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from spade_async import __version__
+from spade_async.allocator import tune_malloc
 from spade_async.commands.config_doc import config_doc, toml_with_docs
 from spade_async.commands.env_cmd import env
 from spade_async.commands.eval_cmd import eval_command
@@ -42,6 +43,7 @@ def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
 @click.version_option(__version__, "--version", "-V", prog_name="spade-async")
 def cli() -> None:
     """spade-async: SPADE self-play RL (design environments, play them, learn) on one box."""
+    tune_malloc()  # before any model is loaded: see spade_async/allocator.py
 
 
 @cli.command()

@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from spade_async.allocator import release_free_memory
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.device import resolve_device, resolve_dtype
 from spade_async.engine.prefix_cache import PrefixCache, assemble
@@ -176,6 +177,7 @@ class HFEngine(TokenizerHelpers):
         for i, prompt in enumerate(prompts):  # keep each row's KV for the episode's next turn
             self.prefix_cache.store(prompt + tokens[i][:-1], past, i, width - len(prompt))
         self.generated_tokens += sum(len(t) for t in tokens)
+        release_free_memory()  # the batch's freed KV and logits go back to the system
         self.generate_seconds += time.perf_counter() - t0
         return [
             Completion(

@@ -43,6 +43,7 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from spade_async.allocator import release_free_memory
 from spade_async.config import LearnerConfig, ModelConfig
 from spade_async.engine.device import resolve_dtype
 from spade_async.learner.batching import MicroBatch, build_micro_batches
@@ -314,6 +315,7 @@ class Trainer:
             step_time_s=elapsed,
             version=float(self.version),
         )
+        release_free_memory()  # this step's activations: not resident through the next generation
         return metrics
 
     def _reference(self, mb: MicroBatch) -> Tensor:
