@@ -136,7 +136,7 @@ class Pipeline:
         )
         """TensorBoard / trackio / W&B sinks selected in log.backends (console and jsonl are below)."""
         self.loop_eval = InLoopEval(cfg, engine=engine, pool=pool, store=store, run_dir=run_dir, report=report,
-                                    sinks=lambda: self.trackers)
+                                    sinks=lambda: self.trackers, gate=lambda: self.paused.wait())
         """Held-out evaluation every ``eval.every`` steps, beside the two stages (spade_async.eval.inloop)."""
 
     # -- control (TUI / signals) ---------------------------------------------------
@@ -217,7 +217,7 @@ class Pipeline:
             generation_metrics, self._pending_designer = await self.generator.regenerate(step)
             metrics.update(generation_metrics)
         t_design = time.perf_counter() - t0
-        tokens_before = getattr(self.engine, "generated_tokens", 0)
+        tokens_before = getattr(self.engine, "generated_tokens", 0) - self.loop_eval.generated_tokens
         played = await self._play_all(step)
         t_play = time.perf_counter() - t0 - t_design
         samples, play_metrics = await self._score_plays(step, played)
@@ -225,7 +225,7 @@ class Pipeline:
         samples += self._pending_designer
         if self._pending_designer:
             metrics["designer_reward_mean"] = statistics.fmean(s.reward for s in self._pending_designer)
-        generated = getattr(self.engine, "generated_tokens", 0) - tokens_before
+        generated = getattr(self.engine, "generated_tokens", 0) - self.loop_eval.generated_tokens - tokens_before
         metrics.update(time_design_s=t_design, time_play_s=t_play, tokens_per_s=generated / max(t_play, 1e-9))
         snapshot = self.snapshot()
         if self._checkpoint_due(step):  # stats of every environment, so a resume restores memory exactly

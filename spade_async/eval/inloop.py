@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -78,18 +78,25 @@ BASE_FILE = Path("eval") / "loop_base.json"
 
 
 class VersionTap:
-    """The engine, recording the adapter version of every completion it hands out."""
+    """The engine as evaluation sees it: records the adapter version of every completion and
+    the tokens generated (kept out of the training throughput), and holds each request while
+    the run is paused (``gate``)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, gate: Callable[[], Awaitable[None]] | None = None) -> None:
         self._engine = engine
+        self._gate = gate
         self.versions: set[int] = set()
+        self.tokens = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
+        if self._gate is not None:
+            await self._gate()
         out = await self._engine.generate(requests)
         self.versions.update(c.adapter_version for c in out)
+        self.tokens += sum(len(c.token_ids) for c in out)
         return out
 
 
@@ -123,8 +130,13 @@ class InLoopEval:
     """Scores the live policy every ``eval.every`` steps, as a task beside the pipeline's stages."""
 
     def __init__(self, cfg: Config, *, engine: Engine, pool: SandboxPool, store: Store, run_dir: Path,
-                 report: Callable[[str], None], sinks: Callable[[], Sequence[Sink]]) -> None:
+                 report: Callable[[str], None], sinks: Callable[[], Sequence[Sink]],
+                 gate: Callable[[], Awaitable[None]] | None = None) -> None:
         self.cfg, self.every = cfg, cfg.eval.every
+        self.gate = gate
+        """Awaited before each evaluation request: returns while the run is not paused."""
+        self._taps: list[VersionTap] = []
+        self._done_tokens = 0
         self.engine, self.pool, self.store, self.run_dir = engine, pool, store, run_dir
         self.report, self.sinks = report, sinks
         self.enabled = self.every > 0
@@ -147,6 +159,16 @@ class InLoopEval:
         except SuiteError as exc:
             raise ConfigError([f"eval.suite: {exc}"]) from None
         self.items = self.suite.items()
+
+    @property
+    def generated_tokens(self) -> int:
+        """Tokens generated for evaluation so far (the pipeline leaves them out of tokens/s)."""
+        return self._done_tokens + sum(tap.tokens for tap in self._taps)
+
+    def _tap(self) -> VersionTap:
+        self._done_tokens += sum(tap.tokens for tap in self._taps)  # one evaluation runs at a time
+        self._taps = [VersionTap(self.engine, self.gate)]
+        return self._taps[0]
 
     # -- the consumer's side (never blocks, except the one wait before the first adapter) ----
     async def before_publish(self) -> None:
@@ -202,7 +224,8 @@ class InLoopEval:
                 return
         t0 = time.perf_counter()
         table = SuiteScores(self.suite, self.items)
-        await score_model(self._context(self.engine), [table], BASE, concurrency=self.cfg.eval.concurrency)
+        await score_model(self._context(cast(Engine, self._tap())), [table], BASE,
+                          concurrency=self.cfg.eval.concurrency)
         seconds = time.perf_counter() - t0
         self.base = table.scores[BASE]
         await anyio.to_thread.run_sync(self._save_base)
@@ -219,7 +242,7 @@ class InLoopEval:
             self.running = False
 
     async def _evaluate_live(self, step: int) -> None:
-        tap = VersionTap(self.engine)
+        tap = self._tap()
         live = self.engine.adapter_version
         t0 = time.perf_counter()
         table = SuiteScores(self.suite, self.items)

@@ -5,6 +5,7 @@ and keeping the base, and honest version labels when an evaluation straddles a s
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,34 @@ async def test_versions_of_a_straddling_evaluation_are_all_recorded() -> None:
     await tap.generate([request])
     assert tap.versions == {4, 5} and versions_label(tap.versions) == "v4-v5"
     assert versions_label({7}) == "v7" and tap.eos_token_id == engine.eos_token_id  # the rest is the engine's
+
+
+async def test_evaluation_waits_while_paused_and_counts_its_own_tokens() -> None:
+    """A paused run's evaluation holds its requests; its tokens are counted apart, so the
+    training throughput (tokens/s of the plays) leaves them out."""
+    engine = ScriptedEngine()
+    running = anyio.Event()
+    tap = VersionTap(engine, gate=running.wait)
+    request = GenerationRequest(engine.encode("hi"), Sampling(max_new_tokens=4))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tap.generate, [request])
+        await anyio.sleep(0.05)
+        assert engine.calls == 0 and tap.tokens == 0  # held at the gate while paused
+        running.set()
+    assert engine.calls == 1 and tap.tokens == engine.generated_tokens > 0
+
+
+async def test_pipeline_throughput_leaves_evaluation_tokens_out(tmp_path: Path) -> None:
+    cfg = eval_config(tmp_path, every=1, max_steps=2)
+    engine = trained_engine()
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as p:
+        patient(p)
+        assert await p.run(sync=True) == 2
+        evaluated = p.loop_eval.generated_tokens
+    db = tmp_path / "run" / "run.sqlite"
+    played = sum(json.loads(m)["tokens_per_s"] * json.loads(m)["time_play_s"] for (m,) in rows(db, "SELECT metrics FROM steps"))
+    assert evaluated > 0 and played > 0
+    assert played + evaluated == pytest.approx(engine.generated_tokens, rel=1e-6)  # every token counted once
 
 
 async def test_off_by_default_writes_nothing(tmp_path: Path) -> None:
