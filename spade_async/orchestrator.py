@@ -208,6 +208,10 @@ class Pipeline:
     def _episode_seed(self, step: int, env_index: int, play: int) -> int:
         return (self.cfg.run.seed * 1_000_003 + step * 10_007 + env_index * 101 + play) % (2**31)
 
+    def _rollout_tokens(self) -> int:
+        """Tokens the engine generated for this run's rollouts (in-loop evaluation's left out)."""
+        return getattr(self.engine, "generated_tokens", 0) - self.loop_eval.generated_tokens
+
     async def produce(self, step: int) -> Batch:
         """Build one step's batch (design if due, play, score)."""
         t0 = time.perf_counter()
@@ -217,7 +221,7 @@ class Pipeline:
             generation_metrics, self._pending_designer = await self.generator.regenerate(step)
             metrics.update(generation_metrics)
         t_design = time.perf_counter() - t0
-        tokens_before = getattr(self.engine, "generated_tokens", 0) - self.loop_eval.generated_tokens
+        tokens_before = self._rollout_tokens()
         played = await self._play_all(step)
         t_play = time.perf_counter() - t0 - t_design
         samples, play_metrics = await self._score_plays(step, played)
@@ -225,7 +229,7 @@ class Pipeline:
         samples += self._pending_designer
         if self._pending_designer:
             metrics["designer_reward_mean"] = statistics.fmean(s.reward for s in self._pending_designer)
-        generated = getattr(self.engine, "generated_tokens", 0) - self.loop_eval.generated_tokens - tokens_before
+        generated = self._rollout_tokens() - tokens_before
         metrics.update(time_design_s=t_design, time_play_s=t_play, tokens_per_s=generated / max(t_play, 1e-9))
         snapshot = self.snapshot()
         if self._checkpoint_due(step):  # stats of every environment, so a resume restores memory exactly

@@ -20,11 +20,6 @@ BANDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def series(steps: Sequence[StepRow], key: str) -> list[float]:
-    """The finite values of one metric, in step order (absent or NaN: not measured)."""
-    return list(points(steps, key)[1])
-
-
 def points(steps: Sequence[StepRow], key: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
     """(step numbers, values) of one metric's finite values, in step order. Steps are
     numbered from 1, as the header and the console count them."""

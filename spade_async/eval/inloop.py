@@ -82,9 +82,11 @@ class VersionTap:
     the tokens generated (kept out of the training throughput), and holds each request while
     the run is paused (``gate``)."""
 
-    def __init__(self, engine: Engine, gate: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(self, engine: Engine, gate: Callable[[], Awaitable[None]] | None = None,
+                 count: Callable[[int], None] | None = None) -> None:
         self._engine = engine
         self._gate = gate
+        self._count = count
         self.versions: set[int] = set()
         self.tokens = 0
 
@@ -96,7 +98,10 @@ class VersionTap:
             await self._gate()
         out = await self._engine.generate(requests)
         self.versions.update(c.adapter_version for c in out)
-        self.tokens += sum(len(c.token_ids) for c in out)
+        tokens = sum(len(c.token_ids) for c in out)
+        self.tokens += tokens
+        if self._count is not None:
+            self._count(tokens)
         return out
 
 
@@ -135,8 +140,8 @@ class InLoopEval:
         self.cfg, self.every = cfg, cfg.eval.every
         self.gate = gate
         """Awaited before each evaluation request: returns while the run is not paused."""
-        self._taps: list[VersionTap] = []
-        self._done_tokens = 0
+        self.generated_tokens = 0
+        """Tokens generated for evaluation so far (the pipeline leaves them out of tokens/s)."""
         self.engine, self.pool, self.store, self.run_dir = engine, pool, store, run_dir
         self.report, self.sinks = report, sinks
         self.enabled = self.every > 0
@@ -160,15 +165,11 @@ class InLoopEval:
             raise ConfigError([f"eval.suite: {exc}"]) from None
         self.items = self.suite.items()
 
-    @property
-    def generated_tokens(self) -> int:
-        """Tokens generated for evaluation so far (the pipeline leaves them out of tokens/s)."""
-        return self._done_tokens + sum(tap.tokens for tap in self._taps)
-
     def _tap(self) -> VersionTap:
-        self._done_tokens += sum(tap.tokens for tap in self._taps)  # one evaluation runs at a time
-        self._taps = [VersionTap(self.engine, self.gate)]
-        return self._taps[0]
+        return VersionTap(self.engine, self.gate, self._count_tokens)
+
+    def _count_tokens(self, n: int) -> None:
+        self.generated_tokens += n
 
     # -- the consumer's side (never blocks, except the one wait before the first adapter) ----
     async def before_publish(self) -> None:

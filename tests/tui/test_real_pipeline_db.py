@@ -32,7 +32,7 @@ def tui_metric_keys() -> set[str]:
     keys = {key for _, lines in CHARTS for _, key, _ in lines} | {key for key, _ in BANDS}
     for path in (ROOT / "tui").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("latest", "series", "points"):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("latest", "points"):
                 keys |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
     return keys
 

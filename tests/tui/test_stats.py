@@ -16,7 +16,6 @@ from tui.stats import (
     matches,
     points,
     recent_envs,
-    series,
     skill_stats,
 )
 from tui.widgets.bands import render_bands
@@ -29,7 +28,6 @@ def _step(step: int, **metrics: float) -> StepRow:
 
 def test_series_and_latest_skip_unmeasured_values() -> None:
     steps = [_step(0, loss=1.0), _step(1, loss=math.nan), _step(2), _step(3, loss=0.5)]
-    assert series(steps, "loss") == [1.0, 0.5]
     assert points(steps, "loss") == ((1, 4), (1.0, 0.5))  # steps counted from 1, like the header
     assert latest(steps, "loss") == 0.5
     assert latest(steps[:3], "loss") == 1.0
