@@ -6,9 +6,24 @@ import os
 
 import pytest
 
+from tests import hostguard
+
 # Before any test asks torch about CUDA: count GPUs through NVML so that no later fork (vLLM's
 # engine process) inherits an initialised CUDA context.
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _host_left_as_found(request: pytest.FixtureRequest):
+    """Every test module leaves other processes' priorities/affinities and host files as it
+    found them (tests/hostguard.py says what is watched and why)."""
+    before = hostguard.snapshot()
+    yield
+    changes = hostguard.compare(before, hostguard.snapshot())
+    if changes:
+        pytest.fail(f"{request.module.__name__} changed the host (tests may act only on what they created): "
+                    + "; ".join(changes[:20]) + (f" (+{len(changes) - 20} more)" if len(changes) > 20 else ""),
+                    pytrace=False)
 
 
 @pytest.fixture

@@ -79,6 +79,21 @@ def alive(pid: int) -> bool:
         return False
 
 
+def processes_of_uid(uid: int) -> set[int]:
+    """Live processes whose real uid is ``uid`` (what ``setpriority(PRIO_USER, uid)`` reaches)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as handle:
+                    line = next(row for row in handle if row.startswith("Uid:"))
+            except (OSError, StopIteration):
+                continue
+            if int(line.split()[1]) == uid:
+                found.add(int(entry))
+    return found
+
+
 def session_members(sid: int) -> list[int]:
     """Live processes whose session id is ``sid`` (a child and anything it started)."""
     members = []

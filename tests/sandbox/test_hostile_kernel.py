@@ -22,7 +22,7 @@ from spade_async.sandbox import seccomp
 from spade_async.sandbox.forkserver import claim_uid_range
 from spade_async.sandbox.isolation import from_probe
 from spade_async.sandbox.pool import SandboxPool
-from tests.sandbox.conftest import TEST_CFG, assert_serves, hostile, unsandboxed
+from tests.sandbox.conftest import TEST_CFG, assert_serves, hostile, processes_of_uid, unsandboxed
 
 pytestmark = pytest.mark.anyio
 
@@ -53,12 +53,19 @@ async def test_other_processes_cannot_be_rescheduled(pool: SandboxPool) -> None:
         uid = env._spawned.uid
         victim = subprocess.Popen(["sleep", "30"], user=uid)  # same uid as the env: only seccomp stops it
         try:
+            # PRIO_USER reaches every process of a uid: name the uid only when this test created all of them
+            mine = uid != os.getuid() and processes_of_uid(uid) <= {victim.pid, env.pid}
+            action = f"{victim.pid} {uid}" if mine else str(victim.pid)
             before = os.sched_getaffinity(victim.pid), os.getpriority(os.PRIO_PROCESS, victim.pid)
-            obs = (await env.step(str(victim.pid))).obs
+            obs = (await env.step(action)).obs
             assert obs == "DONE ", obs
             assert (os.sched_getaffinity(victim.pid), os.getpriority(os.PRIO_PROCESS, victim.pid)) == before
-            control = unsandboxed("other_process", str(victim.pid))
+            own = os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)
+            control = unsandboxed("other_process", action)
             assert "affinity" in control and "nice" in control and "ioprio" in control, control
+            assert ("nice_user" in control) == mine, control
+            assert os.getpriority(os.PRIO_PROCESS, victim.pid) == 19  # the control reached the test's victim ...
+            assert (os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0)) == own  # ... and not the test
         finally:
             victim.kill()
             victim.wait()
@@ -109,7 +116,7 @@ async def test_syscalls_skipped_by_name_are_denied_by_number(pool: SandboxPool) 
                    "statmount": str(errno.ENOSYS), "listmount": str(errno.ENOSYS),
                    "lsm_get_self_attr": str(errno.ENOSYS), "lsm_list_modules": str(errno.ENOSYS),
                    "unreviewed_463": str(errno.ENOSYS)}, obs
-    control = dict(part.split("=") for part in unsandboxed("raw_syscalls", "").split())
+    control = dict(part.split("=") for part in unsandboxed("raw_syscalls", "control").split())
     reached = [name for name in ("modify_ldt", "statmount", "listmount", "lsm_list_modules")
                if control[name] not in (str(errno.ENOSYS), str(errno.EPERM))]
     assert reached, f"positive control: these calls reach this kernel unsandboxed ({control})"
