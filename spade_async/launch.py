@@ -216,6 +216,8 @@ async def open_run(
     pool = await SandboxPool.start(cfg.sandbox)
     try:
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
+        for warning in pool.warnings:
+            report(f"warning: {warning}")
         corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
         seeds = env_pool(cfg)
         check_installed(cfg.log.backends)  # before the store: a failed start leaves no run behind

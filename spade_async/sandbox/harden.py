@@ -3,7 +3,8 @@
 Why this order (docs/sandbox.md): session and parent-death signal first (nothing may outlive
 the zygote), then fd and environment hygiene (no inherited secrets or channels), rlimits
 (still allowed to lower them), the lowest CPU and I/O priority (an env that burns CPU between
-calls only gets what the trainer leaves idle), the uid drop (needs root, chown was done by the zygote), the
+calls only gets what the trainer leaves idle) and ``oom_score_adj`` 1000 (under memory
+pressure the kernel kills env children before the trainer), the uid drop (needs root, chown was done by the zygote), the
 parent-death signal again (a credential change clears it), Landlock, and seccomp last
 (it denies the setrlimit/setuid calls the earlier steps need). Each layer reports whether it
 is in force; a layer listed in ``require`` that fails aborts the child.
@@ -69,11 +70,26 @@ IOPRIO_CLASS_IDLE = 3
 SYS_IOPRIO_SET = 251
 
 
+OOM_SCORE_ADJ = 1000
+"""The OOM killer's first choice: without it a child has the trainer's score (0) and the kernel
+kills the largest process, usually the trainer, when the children's memory exceeds the host's."""
+
+
 def _lowest_priority() -> bool:
-    """nice 19 and the idle I/O class for this process (later denied to change by seccomp)."""
+    """nice 19, the idle I/O class and the highest ``oom_score_adj`` for this process (later
+    denied to change by seccomp and, for ``/proc/self/oom_score_adj``, by Landlock). Done
+    before the uid drop: lowering the score needs a privilege, raising it does not."""
     os.setpriority(os.PRIO_PROCESS, 0, 19)
     if os.uname().machine == "x86_64":
         _libc.syscall(SYS_IOPRIO_SET, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << 13)
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"%d" % OOM_SCORE_ADJ)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # no /proc: the priority layer still holds; docs/sandbox.md lists what remains
     return os.getpriority(os.PRIO_PROCESS, 0) == 19
 
 

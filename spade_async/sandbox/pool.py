@@ -41,6 +41,7 @@ from spade_async.sandbox.errors import (
     SandboxError,
 )
 from spade_async.sandbox.forkserver import ForkServer, Spawned
+from spade_async.sandbox.hostmem import budget_warning, host_memory_bytes
 from spade_async.sandbox.isolation import ALL_LAYERS, IsolationReport, from_probe
 from spade_async.sandbox.protocol import (
     ChildSpec,
@@ -349,6 +350,8 @@ class SandboxPool:
         """Things that went wrong in the sandbox machinery itself (fork-server restarts)."""
         self.isolation = IsolationReport(layers=dict.fromkeys(ALL_LAYERS, False))
         self.canary = os.path.join(base, "canary.txt")
+        self.warnings: list[str] = []
+        """What the start-up checks found worth saying (the memory budget against the host's)."""
 
     @classmethod
     async def start(cls, cfg: SandboxConfig, *, disable: frozenset[str] = frozenset(),
@@ -366,6 +369,10 @@ class SandboxPool:
             remove_tree(base)
             raise
         pool = cls(cfg, server, base, disable, namespaces)
+        warning = budget_warning(cfg.max_children, cfg.memory_mib, host_memory_bytes())
+        if warning:
+            log.warning("%s", warning)
+            pool.warnings.append(warning)
         try:
             pool.isolation = await pool._probe()
             if not pool.isolation.meets(cfg.min_isolation):

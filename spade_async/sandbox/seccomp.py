@@ -69,6 +69,8 @@ X86_64: dict[str, int] = {
     "ioprio_set": 251, "migrate_pages": 256, "move_pages": 279, "prctl": 157, "uselib": 134, "vhangup": 153,
     "iopl": 172, "ioperm": 173, "lookup_dcookie": 212, "sysfs": 139, "ustat": 136, "statmount": 457,
     "listmount": 458, "lsm_get_self_attr": 459, "lsm_set_self_attr": 460, "lsm_list_modules": 461,
+    "inotify_init": 253, "inotify_init1": 294, "inotify_add_watch": 254, "fanotify_mark": 301, "flock": 73,
+    "fcntl": 72,
 }
 """x86_64 numbers of every syscall a rule below names (arch/x86/entry/syscalls/syscall_64.tbl)."""
 
@@ -104,6 +106,10 @@ DENIED: tuple[str, ...] = (
     "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr", "setpriority", "ioprio_set",
     # signals to other processes (the per-pid rules below allow signalling itself)
     "tkill", "pidfd_send_signal",
+    # side channels: watching folders it cannot list (inotify/fanotify), and file locks, which
+    # pass bits between concurrent children of different uids through any readable file
+    # (``flock`` here, POSIX and OFD locks and dnotify by the ``fcntl`` rules below)
+    "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_mark", "flock",
 )
 """Syscalls answered with EPERM unconditionally."""
 
@@ -112,6 +118,11 @@ NOT_SUPPORTED: tuple[str, ...] = ("getxattr", "lgetxattr", "fgetxattr", "listxat
 
 UNREVIEWED_NAMES = ("statmount", "listmount", "lsm_get_self_attr", "lsm_set_self_attr", "lsm_list_modules")
 """Newer syscalls below the reviewed line that leak host information: ENOSYS."""
+
+FCNTL_DENIED: tuple[int, ...] = (5, 6, 7, 36, 37, 38, 1026)
+"""``fcntl`` commands answered EPERM: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
+F_OFD_SETLKW (record locks: the same channel as ``flock``) and F_NOTIFY (dnotify: watching a
+folder). Every other command (F_GETFL/F_SETFL, F_DUPFD, ...) stays allowed."""
 
 SELF_ONLY: tuple[str, ...] = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 """Signal syscalls allowed only with the child's own pid as the first argument."""
@@ -166,6 +177,8 @@ def build_filter(own_pid: int) -> sc.SyscallFilter:
     _add(flt, eperm, "prlimit64", sc.Arg(2, sc.NE, 0))
     # the parent-death signal is locked: a child may not clear it to outlive the zygote
     _add(flt, eperm, "prctl", sc.Arg(0, sc.EQ, PR_SET_PDEATHSIG))
+    for command in FCNTL_DENIED:
+        _add(flt, eperm, "fcntl", sc.Arg(1, sc.EQ, command))
     for name in SELF_ONLY:
         _add(flt, eperm, name, sc.Arg(0, sc.NE, own_pid))
     return flt

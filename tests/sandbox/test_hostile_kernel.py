@@ -132,7 +132,7 @@ def test_rule_table_matches_the_kernel_headers() -> None:
         if name in known:
             assert known[name] == number, name
     named = {*seccomp.DENIED, *seccomp.NOT_SUPPORTED, *seccomp.UNREVIEWED_NAMES, *seccomp.SELF_ONLY,
-             "clone", "clone3", "prlimit64", "prctl"}
+             "clone", "clone3", "prlimit64", "prctl", "fcntl"}
     assert named <= set(seccomp.X86_64), named - set(seccomp.X86_64)
     assert max(seccomp.X86_64.values()) <= seccomp.HIGHEST_REVIEWED
 
