@@ -160,6 +160,10 @@ class SelfPlayConfig(Section):
     """Cap of the designer reward scale min(n_agent_samples / n_envs * k, cap)."""
     invalid_penalty: float = Field(default=-0.5, le=0.0)
     """Designer reward of a candidate that fails validation, hangs or crashes."""
+    play_audit: bool = True
+    """Each step, one extra play per live environment replays in play conditions (paced like
+    the agent's turns) what admission saw, with a meaningless action; an environment that
+    departs from it or lets that action win is retired and its design scored invalid."""
     max_play_error_share: float = Field(default=0.25, ge=0.0, le=1.0)
     """An admitted design whose plays error (crash, hang, bad reply) in more than this share of
     its plays is scored as invalid (gets `invalid_penalty`); below it, it is scored on the plays
@@ -289,6 +293,17 @@ class SandboxConfig(Section):
     """Files and folders each env may create in its workdir (same tmpfs)."""
     idle_cpu_s: float = Field(default=1.0, gt=0.0)
     """CPU seconds an env may use in total *between* calls (while the agent thinks) before it fails."""
+    admission_call_budget_s: float = Field(default=0.25, gt=0.0)
+    """Latency budget of one reset() or step() call during admission, well under
+    `call_timeout_s`: a candidate with 3 calls over it is rejected (an env that spends most of
+    the timeout on every call would stall every play)."""
+
+    @model_validator(mode="after")
+    def _budget_under_timeout(self) -> SandboxConfig:
+        if self.admission_call_budget_s >= self.call_timeout_s:
+            raise ValueError(f"sandbox.admission_call_budget_s ({self.admission_call_budget_s:g}) must be below "
+                             f"sandbox.call_timeout_s ({self.call_timeout_s:g})")
+        return self
 
 
 VLLM_LORA_RANKS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256, 320, 512)

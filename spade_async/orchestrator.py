@@ -24,6 +24,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import random
+import secrets
 import signal
 import statistics
 import time
@@ -49,6 +51,7 @@ from spade_async.metrics import step_play_metrics
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
+from spade_async.selfplay.audit import audit_play
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
 from spade_async.selfplay.tool_agent import play_tool_episode
@@ -122,6 +125,9 @@ class Pipeline:
             cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder
         )
         self.stale_dropped = 0
+        self.audit_rng = random.Random(secrets.randbits(64))
+        """Draws the play audit's seeds, actions and pauses: unpredictable, never from the run seed."""
+        self.audit_retired = 0
         self.play_limiter = anyio.CapacityLimiter(cfg.sandbox.max_children)
         self.paused = anyio.Event()
         self.paused.set()  # set = running
@@ -177,10 +183,14 @@ class Pipeline:
             for i in range(self.sp.hinted_plays if env.hint and self._hinted_due(env, step) else 0):
                 plays.append((env, self._episode_seed(step, e_idx, i), True))  # matched seeds
         results: list[tuple[LiveEnv, Episode] | None] = [None] * len(plays)
+        played_once = {env.env_id: anyio.Event() for env, _, _ in plays}
+        turn_s: dict[str, float] = {}
+        failures: dict[str, str] = {}
 
         async def one(i: int, env: LiveEnv, seed: int, hinted: bool) -> None:
             await self.paused.wait()
             async with self.play_limiter:
+                started = time.perf_counter()
                 ep = await (play_tool_episode if self.sp.domain == "tool_use" else play_episode)(
                     self.engine,
                     self.pool,
@@ -194,12 +204,32 @@ class Pipeline:
                     no_action_penalty=self.sp.no_action_penalty,
                     action_prefill=self.sp.action_prefill,
                 )
+                turn_s.setdefault(env.env_id, (time.perf_counter() - started) / max(ep.turns, 1))
             results[i] = (env, ep)
+            played_once[env.env_id].set()
+
+        async def audit(env: LiveEnv) -> None:
+            """After a real play of ``env``, one audit play paced like it (spade_async.selfplay.audit)."""
+            await played_once[env.env_id].wait()
+            async with self.play_limiter:
+                reason = await audit_play(self.pool, env.code, env.promise(), rng=self.audit_rng,
+                                          domain=self.sp.domain, pace_s=turn_s.get(env.env_id, 0.0))
+            if reason is not None:
+                failures[env.env_id] = reason
 
         async with anyio.create_task_group() as tg:
             for i, (env, seed, hinted) in enumerate(plays):
                 tg.start_soon(one, i, env, seed, hinted)
-        return [r for r in results if r is not None]
+            if self.sp.play_audit:
+                for env in {env.env_id: env for env, _, _ in plays}.values():
+                    tg.start_soon(audit, env)
+        for env_id, reason in failures.items():
+            expelled = self.curriculum.expel(env_id, reason)
+            self.audit_retired += 1
+            await self.store.record_event(step, "error", f"env {env_id[:12]} retired by the play audit: {reason}")
+            if expelled is not None:
+                await self.generator.write_stats(expelled, step, "invalid", None)
+        return [r for r in results if r is not None and r[0].env_id not in failures]
 
     def _hinted_due(self, env: LiveEnv, step: int) -> bool:
         """Hinted plays: once, at the step the environment went live (default), or every step."""
@@ -267,6 +297,7 @@ class Pipeline:
             ramp=self.sp.plateau_ramp,
         )
         metrics.update(
+            audit_retired=float(self.audit_retired),
             band_invalid=float(len(self.curriculum.rejected)),
             episodes_failed=float(len(played) - len(ok)),
             zero_variance_groups=float(_zero_var),

@@ -10,11 +10,24 @@ uses a fresh child too, so a crash in one check does not hide the result of the 
 determinism is checked across two processes (hidden global state, time or unseeded
 randomness show up as different traces). Why a catch-all around the phases: admission must
 never raise for any candidate, whatever its replies make the controller do.
+
+Why validation is drawn, not fixed: an environment that can tell a check from play can behave
+while it is checked and let any action win afterwards. So the seeds come from the same range
+as play seeds and the probe actions (a shuffled mix of garbage and meaningless ``\\boxed{...}``
+words) are drawn per check from the caller's RNG (one per run), a meaningless action that wins
+rejects the candidate, and the result carries a :class:`Promise` (a seed, an action and what
+the environment answered) that play replays later, in play conditions (``selfplay.audit``).
+Why a latency budget: an environment that uses most of ``call_timeout_s`` on every call stalls
+every play without ever timing out; ``sandbox.admission_call_budget_s`` rejects it here.
 """
 
 from __future__ import annotations
 
 import logging
+import random
+import secrets
+import string
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,6 +43,36 @@ GARBAGE_ACTIONS: tuple[str, ...] = (
 """Actions an agent may well send; none of them may crash an admitted env."""
 WIN_REWARD = 1.0
 """A play wins when the step that terminates it has this reward (within 1e-6)."""
+PLAY_SEEDS = 2**31
+"""Seeds are drawn from ``range(PLAY_SEEDS)``, the range play seeds come from."""
+OVER_BUDGET_CALLS = 3
+"""Calls over ``admission_call_budget_s`` that reject a candidate (one or two may be load spikes)."""
+NO_CALL = ""
+"""What a tool-use environment is stepped with for a turn without a valid call (``tool_agent``)."""
+
+
+def meaningless_action(rng: random.Random, domain: str = "games") -> str:
+    """An action no honest environment rewards: a random word in a box (games), or the empty
+    action the tool-use harness sends for a turn without a valid call."""
+    if domain == "tool_use" and rng.random() < 0.5:
+        return NO_CALL
+    word = "".join(rng.choice(string.ascii_letters) for _ in range(rng.randint(7, 12)))
+    return "\\boxed{" + word + "}"
+
+
+def wins(reward: float, terminated: bool) -> bool:
+    """True when a step that ended the episode paid the win reward."""
+    return terminated and abs(reward - WIN_REWARD) <= 1e-6
+
+
+@dataclass(frozen=True)
+class Promise:
+    """What admission saw, for play to replay: after ``reset(seed)``, ``actions`` gave ``answers``
+    (``answers[0]`` is the reset observation; then ``(obs, reward, terminated, truncated)`` per action)."""
+
+    seed: int
+    actions: tuple[str, ...]
+    answers: tuple[tuple[str, float, bool, bool], ...]
 
 Trace = list[tuple[str, float, bool, bool]]
 log = logging.getLogger(__name__)
@@ -46,14 +89,22 @@ class ValidationResult:
     constants: dict[str, str] = field(default_factory=dict)
     """Module-level UPPER_CASE string constants (``HINT``, ``SKILL``, ``DESCRIPTION``), as read
     by the inspecting child (the trainer never parses generated code)."""
+    promise: Promise | None = None
+    """The first seed's reset and first (meaningless) action with their answers, for the play audit."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class _Validator:
-    def __init__(self, pool: SandboxPool, source: str, max_turns: int, seeds: tuple[int, ...]) -> None:
+    def __init__(self, pool: SandboxPool, source: str, max_turns: int, seeds: tuple[int, ...],
+                 rng: random.Random, domain: str = "games") -> None:
         self.pool, self.source, self.max_turns, self.seeds = pool, source, max_turns, seeds
+        self.meaningless: set[str] = set()
+        self.probes = {seed: self.draw_probes(rng, domain) for seed in seeds}
+        self.budget_s = pool.cfg.admission_call_budget_s
+        self.over_budget: list[float] = []
+        self.promise: Promise | None = None
         self.reasons: list[str] = []
         self.checks: dict[str, bool] = {}
         self.class_name: str | None = None
@@ -69,10 +120,32 @@ class _Validator:
     def passed(self, check: str) -> None:
         self.checks.setdefault(check, True)
 
+    def draw_probes(self, rng: random.Random, domain: str) -> list[str]:
+        """This seed's actions: a meaningless one first (what the promise records), then garbage
+        and more meaningless ones in a drawn order."""
+        drawn = [meaningless_action(rng, domain) for _ in range(len(GARBAGE_ACTIONS) + 1)]
+        self.meaningless.update(drawn, ("\\boxed{xyzzy}", NO_CALL))
+        first, pool = drawn[0], list(GARBAGE_ACTIONS) + drawn[1:]
+        rng.shuffle(pool)
+        return [first, *pool]
+
     def result(self) -> ValidationResult:
         admitted = bool(self.checks) and all(self.checks.values())
         return ValidationResult(admitted, self.reasons, self.checks, self.has_solution, self.solution_wins,
-                                self.class_name, self.constants)
+                                self.class_name, self.constants, self.promise if admitted else None)
+
+    async def timed(self, call: Any) -> Any:
+        """Await ``call`` and count it against the latency budget."""
+        started = time.perf_counter()
+        result = await call
+        took = time.perf_counter() - started
+        if took > self.budget_s:
+            self.over_budget.append(took)
+            if len(self.over_budget) == OVER_BUDGET_CALLS:
+                self.fail("latency", f"{OVER_BUDGET_CALLS} calls took longer than the {self.budget_s * 1e3:.0f} ms "
+                                     f"budget per call (up to {max(self.over_budget) * 1e3:.0f} ms); reset() and step() "
+                                     "must answer quickly, do heavy work once in __init__")
+        return result
 
     async def open(self) -> SandboxedEnv | None:
         try:
@@ -87,16 +160,19 @@ class _Validator:
     async def trace(self, env: SandboxedEnv, seed: int) -> Trace | None:
         """reset(seed), then garbage actions until the episode ends or max_turns; None on failure."""
         try:
-            obs, _ = await env.reset(seed)
+            obs, _ = await self.timed(env.reset(seed))
         except SandboxError as exc:
             self.fail("reset", f"reset(seed={seed}) failed: {exc}")
             return None
         self.passed("reset")
         steps: Trace = [(obs, 0.0, False, False)]
+        probes = self.probes[seed]
         for turn in range(self.max_turns):
-            action = GARBAGE_ACTIONS[turn % len(GARBAGE_ACTIONS)]
+            if len(self.over_budget) >= OVER_BUDGET_CALLS:
+                return None
+            action = probes[turn % len(probes)]
             try:
-                result = await env.step(action)
+                result = await self.timed(env.step(action))
             except EnvProtocolError as exc:
                 self.fail("step", f"step({action!r}) after reset(seed={seed}) returned an invalid result: {exc}")
                 return None
@@ -111,7 +187,12 @@ class _Validator:
             self.passed("garbage")
             if not 0.0 <= result.reward <= 1.0:
                 self.fail("reward_range", f"step() returned reward {result.reward!r}; rewards must lie in [0, 1]")
+            if action in self.meaningless and wins(result.reward, result.terminated):
+                self.fail("meaningless_loses", f"the meaningless action {action!r} won (reward {result.reward!r}) "
+                                               f"after reset(seed={seed}); only a correct solution may win")
             steps.append((result.obs, result.reward, result.terminated, result.truncated))
+            if seed == self.seeds[0] and turn == 0 and self.promise is None:
+                self.promise = Promise(seed, (action,), (steps[0], steps[1]))
             if result.terminated or result.truncated:
                 self.passed("ends")
                 self.passed("reward_range")
@@ -177,6 +258,10 @@ class _Validator:
                     return
         self.passed("deterministic")
 
+    def phase_latency(self) -> None:
+        if len(self.over_budget) < OVER_BUDGET_CALLS:
+            self.passed("latency")
+
     async def phase_solution(self) -> None:
         if not self.has_solution:
             return
@@ -217,15 +302,29 @@ purpose: the runner truncates play at ``selfplay.max_turns`` anyway; this only r
 environments that never end."""
 
 
+def draw_seeds(rng: random.Random, n: int = 2) -> tuple[int, ...]:
+    """``n`` distinct seeds from the range play seeds come from."""
+    seeds: list[int] = []
+    while len(seeds) < n:
+        seed = rng.randrange(PLAY_SEEDS)
+        if seed not in seeds:
+            seeds.append(seed)
+    return tuple(seeds)
+
+
 async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
-                          seeds: tuple[int, ...] = (0, 1), domain: str = "games") -> ValidationResult:
+                          seeds: tuple[int, ...] | None = None, domain: str = "games",
+                          rng: random.Random | None = None) -> ValidationResult:
     """Run every admission check on ``source`` in sandbox children; never raises for bad code
     (cancellation still propagates).
 
+    ``rng`` draws the seeds (unless ``seeds`` are given) and the probe actions of this check;
+    pass the run's admission RNG (a fresh unpredictable one by default).
     ``domain = "tool_use"`` replaces the solution check with the tool-use checks
     (``validate_tool_use``: schemas, state determinism, instructions unmet at reset and reachable).
     """
-    validator = _Validator(pool, source, max_turns, seeds or (0,))
+    rng = rng if rng is not None else random.Random(secrets.randbits(64))
+    validator = _Validator(pool, source, max_turns, seeds or draw_seeds(rng), rng, domain)
     size = len(source.encode("utf-8", "surrogatepass")) if isinstance(source, str) else -1
     if size <= 0 or size > pool.cfg.max_source_bytes:
         validator.fail("size", f"the source is {size} bytes; it must be non-empty and at most "
@@ -247,6 +346,7 @@ async def _run_phases(validator: _Validator, domain: str = "games") -> None:
     traces = await validator.phase_traces()
     if traces and len(traces) == len(validator.seeds):
         await validator.phase_determinism(traces)
+    validator.phase_latency()
     if validator.checks.get("loads") and domain == "tool_use":
         verdict = await check_tool_use(validator.pool, validator.source, validator.seeds, validator.max_turns)
         verdict.apply(validator.fail, validator.passed)

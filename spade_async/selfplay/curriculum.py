@@ -18,7 +18,10 @@ fixed penalty) when:
   the first attempt's, which were broken (the repaired environment is still played and
   kept in memory);
 - more than ``max_play_error_share`` of its plays errored (crash, hang, bad reply), or no
-  play finished at all. Below that share it is scored on the plays that finished.
+  play finished at all. Below that share it is scored on the plays that finished;
+- it failed the play audit (``selfplay.audit``: a meaningless action won in play, or play
+  departed from what admission saw): it is expelled from the live set at once, its plays of
+  that step are dropped, and it is scored as invalid when its generation retires.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from spade_async.rewards import (
     hint_regret,
 )
 from spade_async.samples import TrainSample
+from spade_async.sandbox.validate import Promise
 from spade_async.selfplay.designer import Design
 
 
@@ -55,6 +59,13 @@ class LiveEnv:
     hinted: dict[int, list[float]] = field(default_factory=dict)
     errors: int = 0
     """Plays of this environment that errored (crash, hang, protocol violation)."""
+    expelled: str | None = None
+    """Why the play audit retired it early (None while it is honest)."""
+
+    def promise(self) -> Promise | None:
+        """What admission saw, for the play audit (None for seeds and memory environments)."""
+        validation = self.design.validation if self.design is not None else None
+        return validation.promise if validation is not None else None
 
     def n_plays(self) -> int:
         return sum(len(v) for v in self.plain.values()) + sum(len(v) for v in self.hinted.values())
@@ -124,6 +135,7 @@ class Curriculum:
         self.skill_cycle: list[str] = []
         self.live: list[LiveEnv] = []
         self.rejected: list[Design] = []
+        self.expelled: list[LiveEnv] = []
         self.generation = 0
 
     def needs_regen(self, step: int) -> bool:
@@ -155,12 +167,24 @@ class Curriculum:
                 env.errors += 1
                 return
 
+    def expel(self, env_id: str, reason: str) -> LiveEnv | None:
+        """Take ``env_id`` out of the live set for failing the play audit (scored invalid at retirement)."""
+        for env in self.live:
+            if env.env_id == env_id:
+                self.live.remove(env)
+                env.expelled = reason
+                self.expelled.append(env)
+                return env
+        return None
+
     def score_design(self, env: LiveEnv) -> ScoredDesign:
         """What an admitted design is scored as (see the module docstring)."""
         assert env.design is not None
         skill = env.design.job.skill
         why: str | None = None
-        if env.design.attempts > 1:
+        if env.expelled:
+            why = f"it failed the play audit: {env.expelled}"
+        elif env.design.attempts > 1:
             why = "its first attempt failed validation (admitted after a repair turn)"
         elif env.win_rate() is None:
             why = "no play of it finished"
@@ -175,7 +199,7 @@ class Curriculum:
         Every design of the generation (admitted or not) yields one scored record, so none
         drops out of the designer batch.
         """
-        scored = [self.score_design(e) for e in self.live if e.design is not None]
+        scored = [self.score_design(e) for e in self.live + self.expelled if e.design is not None]
         scored += [ScoredDesign(d, DesignerCandidate(d.job.skill, False), None) for d in self.rejected]
         rewards = designer_rewards(
             [s.candidate for s in scored],
@@ -192,9 +216,11 @@ class Curriculum:
                 samples.append(sample)
             if s.env_id is not None:
                 per_env[s.env_id] = r
-        retired = Retired(envs=self.live, designer_samples=samples, designer_rewards=per_env, scored=scored)
+        retired = Retired(envs=self.live + self.expelled, designer_samples=samples, designer_rewards=per_env,
+                          scored=scored)
         self.live = []
         self.rejected = []
+        self.expelled = []
         self.generation += 1
         return retired
 
@@ -205,6 +231,7 @@ class Curriculum:
             "skill_cycle": list(self.skill_cycle),
             "live": self.live,
             "rejected": self.rejected,
+            "expelled": self.expelled,
             "generation": self.generation,
         }
 
@@ -213,4 +240,5 @@ class Curriculum:
         self.skill_cycle = list(state["skill_cycle"])
         self.live = list(state["live"])
         self.rejected = list(state["rejected"])
+        self.expelled = list(state.get("expelled", []))  # absent from checkpoints written before the audit
         self.generation = int(state["generation"])

@@ -22,6 +22,7 @@ writes one from the code. The hint call is not trained on.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field, replace
 
 from spade_async.corpus import Document, cut
@@ -185,9 +186,11 @@ async def design_environment(
     separate_hint_call: bool,
     band: tuple[float, float, float] = (0.4, 0.6, 0.25),
     max_model_len: int | None = None,
+    rng: random.Random | None = None,
 ) -> Design:
     """Run one design job to a verdict; never raises for bad generated code. Every prompt
-    is fitted to ``max_model_len`` (the engine's limit) with room for its completion."""
+    is fitted to ``max_model_len`` (the engine's limit) with room for its completion.
+    ``rng`` (the run's admission RNG) draws each check's seeds and probe actions."""
     budget = prompt_budget(max_model_len, designer_sampling)
     prompt_ids, job = fit_design_prompt(engine, job, budget, low=band[0], high=band[1], ramp=band[2],
                                         enable_thinking=designer_sampling.enable_thinking)
@@ -198,7 +201,7 @@ async def design_environment(
         parsed = parse_designer(text)
         if parsed.ok and parsed.code:
             design.code = parsed.code
-            result = await validate_source(pool, parsed.code, max_turns=max_turns, domain=job.domain)
+            result = await validate_source(pool, parsed.code, max_turns=max_turns, domain=job.domain, rng=rng)
             design.hint = clean_hint(result.constants.get("HINT")) or parsed.hint  # the code's HINT wins
             design.validation = result
             design.reasons = list(result.reasons)

@@ -17,6 +17,8 @@ seeded RNG) wins.
 from __future__ import annotations
 
 import math
+import random
+import secrets
 
 import anyio
 
@@ -78,6 +80,9 @@ class EnvGenerator:
         self.curriculum = curriculum
         self.seeds = seeds
         self.embedder = embedder
+        self.admission_rng = random.Random(secrets.randbits(64))
+        """Draws every admission check's seeds and probe actions (one per run, never from the run
+        seed: validation must not be predictable, see spade_async.sandbox.validate)."""
 
     async def write_stats(self, env: LiveEnv, step: int, status: str, designer_reward: float | None) -> None:
         """An environment's running stats into the store (the TUI and retrieval read them)."""
@@ -101,8 +106,9 @@ class EnvGenerator:
         if self.curriculum.live:
             retired = self.curriculum.retire()
             designer_samples = retired.designer_samples
-            for env in retired.envs:
-                await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
+            for env in retired.envs:  # an environment the play audit expelled never returns from memory
+                await self.write_stats(env, step, "invalid" if env.expelled else "retired",
+                                       retired.designer_rewards.get(env.env_id))
             for scored in retired.scored:
                 if scored.why_invalid:
                     await self.store.record_event(
@@ -188,6 +194,7 @@ class EnvGenerator:
                 separate_hint_call=self.sp.separate_hint_call,
                 band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
                 max_model_len=getattr(self.engine, "max_model_len", None),  # the engine's own limit
+                rng=self.admission_rng,
             )
 
         async with anyio.create_task_group() as tg:

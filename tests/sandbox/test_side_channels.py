@@ -3,7 +3,7 @@ dnotify), file locks between children of different uids, the OOM killer's choice
 memory budget against the host's. Positive controls run the same attack unsandboxed on files
 and processes this test created; each test ends by the pool serving a benign env."""
 
-# ruff: noqa: ASYNC230, ASYNC240 - tests plant small local files directly
+# ruff: noqa: ASYNC220, ASYNC240 - tests plant small local files and start a bystander directly
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ async def test_the_counter_and_every_tool_use_seed_are_admitted(pool: SandboxPoo
 ])
 async def test_broken_tool_use_envs_are_rejected_with_their_reason(pool: SandboxPool, source: str, check: str,
                                                                    reason: str) -> None:
-    result = await validate_source(pool, source, domain="tool_use")
+    result = await validate_source(pool, source, domain="tool_use", seeds=(0, 1))  # messages name the seed
     assert not result.admitted
     assert result.checks[check] is False, result.checks
     assert any(reason in r for r in result.reasons), result.reasons
