@@ -1,0 +1,45 @@
+"""A dishonest environment in a real run ends only itself (issue 22 class 3): an environment
+that behaves while admission calls it back to back and lets every action win once calls
+come at an agent's pace is admitted, then retired by the play audit at its first step; its
+plays are not trained on, it never comes back from memory, and its design is scored invalid.
+The honest environment of the same generation plays on."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from spade_async.launch import open_run
+from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
+from tests.integration.test_pipeline import heads_if_hinted, make_config, rows
+from tests.sandbox.conftest import hostile
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path) -> None:
+    cheat = hostile("dishonest_timing")
+    designs = itertools.cycle([cheat, COIN_ENV])
+    cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0, plays=3, hinted_plays=2)
+    # An agent turn takes 0.5 s: play's calls come paused (> the cheat's 0.2 s), admission's do not.
+    engine = ScriptedEngine(latency_s=0.5, policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
+                                                      "agent": heads_if_hinted})
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        assert await pipeline.run(sync=True) == 4
+    db = tmp_path / "run" / "run.sqlite"
+    (cheat_id, status, valid), = rows(db, "SELECT id, status, valid FROM environments WHERE code LIKE '%TimingTeller%'")
+    assert valid == 1 and status == "invalid"  # admitted, then retired; memory skips 'invalid'
+    retired = rows(db, "SELECT step, message FROM events WHERE message LIKE '%retired by the play audit%'")
+    # at its first step in each generation that wrote it (the designer writes it again at step 2)
+    assert [s for s, _ in retired] == [0, 2] and all("won in play" in m for _, m in retired), retired
+    assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] == 0  # never trained on
+    scored = rows(db, "SELECT message FROM events WHERE message LIKE '%scored as an invalid design: it failed the play audit%'")
+    assert len(scored) == 1 and cheat_id[:12] in scored[0][0]
+    coin = rows(db, "SELECT id, status FROM environments WHERE code LIKE '%WeightedCoin%' AND origin != 'seed'")
+    assert coin and coin[0][1] != "invalid"
+    assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{coin[0][0]}'")[0][0] > 0
+    metrics = rows(db, "SELECT metrics FROM steps WHERE step = 3")[0][0]
+    assert json.loads(metrics)["audit_retired"] == 2.0, metrics  # cumulative, like stale_dropped
