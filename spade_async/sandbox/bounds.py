@@ -44,7 +44,8 @@ def check_value(value: Any, what: str) -> None:
     """Raise :class:`ReplyOutOfBounds` when ``value`` exceeds the depth, count or string limits.
 
     Iterative, linear in the size of ``value`` and stopped at the first violation. Only exact
-    JSON types can come out of the decoder, but subclasses are walked the same way.
+    JSON types come out of the decoder; subclasses are walked through the base class methods,
+    so whatever a subclass claims, its real children are counted.
     """
     if isinstance(value, str):
         if len(value) > MAX_STRING_CHARS:
@@ -62,14 +63,17 @@ def check_value(value: Any, what: str) -> None:
         if containers > MAX_CONTAINERS:
             raise ReplyOutOfBounds(f"{what} holds more than {MAX_CONTAINERS} lists/dicts")
         if isinstance(item, dict):
-            items += 2 * len(item)
-            parts: Any = [*dict.keys(item), *dict.values(item)]  # the real children, whatever a subclass claims
+            items += 2 * dict.__len__(item)
+            for key in dict.keys(item):
+                if isinstance(key, str) and len(key) > MAX_STRING_CHARS:
+                    raise ReplyOutOfBounds(f"{what} holds a key of {len(key)} characters (limit {MAX_STRING_CHARS})")
+            children: Any = dict.values(item)
         else:
             items += len(item)
-            parts = list.__iter__(item) if isinstance(item, list) else tuple.__iter__(item)
+            children = list.__iter__(item) if isinstance(item, list) else tuple.__iter__(item)
         if items > MAX_ITEMS:
             raise ReplyOutOfBounds(f"{what} holds more than {MAX_ITEMS} values")
-        for child in parts:
+        for child in children:
             if isinstance(child, str):
                 if len(child) > MAX_STRING_CHARS:
                     raise ReplyOutOfBounds(f"{what} holds a string of {len(child)} characters "
@@ -84,13 +88,24 @@ def _cut(text: str, limit: int) -> str:
 
 def check_reply(reply: Reply) -> None:
     """Raise :class:`ReplyOutOfBounds` when a structured field of ``reply`` is out of bounds;
-    cut its ``error`` and ``output`` texts to their limits (they are only ever shown)."""
-    reply.error = _cut(reply.error, MAX_ERROR_CHARS)
-    reply.output = _cut(reply.output, MAX_OUTPUT_CHARS)
-    if len(reply.class_name) > MAX_NAME_CHARS or len(reply.kind) > MAX_NAME_CHARS:
-        raise ReplyOutOfBounds(f"class name or kind longer than {MAX_NAME_CHARS} characters")
+    cut its ``error`` and ``output`` texts to their limits (they are only ever shown).
+
+    The common step reply (short texts, a small ``info``) takes the first lines only.
+    """
+    if len(reply.error) > MAX_ERROR_CHARS:
+        reply.error = _cut(reply.error, MAX_ERROR_CHARS)
+    if len(reply.output) > MAX_OUTPUT_CHARS:
+        reply.output = _cut(reply.output, MAX_OUTPUT_CHARS)
     if reply.info:
         check_value(reply.info, "info")
+    if reply.static or reply.actions or reply.notes or reply.layers or reply.class_name:
+        _check_rare(reply)
+
+
+def _check_rare(reply: Reply) -> None:
+    """The fields only load, probe, inspect and solution replies carry."""
+    if len(reply.class_name) > MAX_NAME_CHARS or len(reply.kind) > MAX_NAME_CHARS:
+        raise ReplyOutOfBounds(f"class name or kind longer than {MAX_NAME_CHARS} characters")
     if reply.static:
         check_value(reply.static, "static facts")
     if reply.actions:

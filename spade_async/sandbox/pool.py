@@ -7,7 +7,11 @@ child by pidfd and process group and the env is never used again. At most
 ``max_children`` children live at once; ``open`` waits for a slot.
 
 Why any exception is caught around a reply: whatever one env sends (a reply nested 1000
-levels deep makes a JSON decoder recurse) must end that env only, never the run. Why CPU is
+levels deep makes a JSON decoder recurse) must end that env only, never the run. Why the
+decoded reply is bounded here (:mod:`spade_async.sandbox.bounds`) and rewards must lie in
+[0, 1]: the child's own checks run under the env's control, and everything downstream (prompt
+rendering, admission, the store) relies on data of bounded shape and on rewards that mean what
+the contract says. Why CPU is
 accounted between calls: an env that keeps a thread burning while the agent thinks only
 shows up in the process CPU clock; past ``idle_cpu_s`` the env fails with that reason. Why a
 restart: a fork-server that stopped answering is replaced (at most :data:`MAX_RESTARTS`
