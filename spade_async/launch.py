@@ -46,6 +46,7 @@ from spade_async.orchestrator import Pipeline
 from spade_async.placement import Placement, PlacementError, resolve_placement
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
 from spade_async.selfplay.designer import PromptTooLong
+from spade_async.textsafe import terminal_safe
 from spade_async.tracking.sinks import TrackingError, check_installed
 
 DB_NAME = "run.sqlite"
@@ -363,10 +364,10 @@ def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     except Exception as group:
         exc = innermost(group)
         if isinstance(exc, KNOWN_ERRORS):
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {terminal_safe(exc)}", file=sys.stderr)
             return 2 if isinstance(exc, ConfigError) else 1
         log = report_crash(Path(cfg.run.run_dir), group)  # unexpected: one line here, the traceback in a file
-        print(f"error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        print(f"error: {exc.__class__.__name__}: {terminal_safe(exc)}", file=sys.stderr)  # may quote env text
         print(f"  the traceback is in {log}", file=sys.stderr)
         if any((Path(cfg.run.run_dir) / "checkpoints").glob("step_*")):
             print(f"  the run resumes from its last checkpoint with: spade-async resume {cfg.run.run_dir}", file=sys.stderr)

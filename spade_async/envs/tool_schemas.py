@@ -154,17 +154,29 @@ class ToolBox:
     def __post_init__(self) -> None:
         self.names: list[str] = []
         self._validators: dict[str, Draft202012Validator | None] = {}
+        self.problems: list[str] = []
+        """Why these tools break the contract (empty when every tool is usable); bounded work:
+        more than :data:`MAX_TOOLS` tools are refused before any of them is looked at."""
+        if len(self.tools) > MAX_TOOLS:
+            self.problems.append(f"{len(self.tools)} tools declared; at most {MAX_TOOLS} are allowed")
+            self.tools = []
+            return
         for entry in self.tools:
             name = tool_schema(entry).get("name")
             if isinstance(name, str) and name not in self._validators:
                 self.names.append(name)
-                usable = not tool_problems(entry)
-                self._validators[name] = Draft202012Validator(parameters_of(entry)) if usable else None
+                problems = tool_problems(entry)
+                self.problems += problems
+                self._validators[name] = None if problems else Draft202012Validator(parameters_of(entry))
 
     @classmethod
     def from_info(cls, info: dict[str, Any]) -> ToolBox:
         tools = info.get("tools")
-        return cls([t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else [])
+        if not isinstance(tools, list):
+            return cls([])
+        if len(tools) > MAX_TOOLS:  # refused whole: building validators for thousands would stall the loop
+            return cls(tools)
+        return cls([t for t in tools if isinstance(t, dict)])
 
     def check(self, call: Parsed) -> str | None:
         """Why ``call`` cannot be executed (``None`` when it is a valid call of a known tool)."""

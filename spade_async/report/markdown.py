@@ -7,6 +7,7 @@ from pathlib import Path
 
 from spade_async.report.data import RunData
 from spade_async.report.plots import PLOTS, eval_headlines
+from spade_async.textsafe import terminal_safe
 
 
 def _f(v: float | None, signed: bool = False) -> str:
@@ -29,8 +30,8 @@ def _checkpoints(data: RunData, run_dir: Path) -> str:
 
 
 def summary(data: RunData, run_dir: Path) -> str:
-    lines = [f"# Run report: {data.name}", "",
-             f"- folder: `{run_dir}`", f"- status: {data.status}",
+    lines = [f"# Run report: {terminal_safe(data.name)}", "",
+             f"- folder: `{terminal_safe(run_dir)}`", f"- status: {terminal_safe(data.status)}",
              f"- steps recorded: {len(data.steps)}; episodes: {data.episodes}; "
              f"checkpoints: {_checkpoints(data, run_dir)}", ""]
     if data.steps:
@@ -47,7 +48,8 @@ def summary(data: RunData, run_dir: Path) -> str:
         lines += ["| model | suite | metric | n | base | model | delta | 95% interval |", "|---|---|---|---|---|---|---|---|"]
         for r in rows:
             interval = f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]"
-            lines.append(f"| {r['model']} | {r['suite']} | {r['metric']} | {r['n']} | {_f(r['base_mean'])} | "
+            model, suite, metric = (terminal_safe(r[key]) for key in ("model", "suite", "metric"))
+            lines.append(f"| {model} | {suite} | {metric} | {r['n']} | {_f(r['base_mean'])} | "
                          f"{_f(r['mean'])} | {_f(r['delta'], True)} | {interval} |")
     else:
         lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")

@@ -28,5 +28,9 @@ class EnvProtocolError(SandboxError):
     """The child answered with something invalid (wrong shape, non-finite, too large, forged)."""
 
 
+class RewardOutOfRange(EnvProtocolError):
+    """A step reward outside [0, 1]: an environment error, never clipped into a win."""
+
+
 class IsolationTooLow(SandboxError):
     """The probed isolation level is below ``sandbox.min_isolation``; no generated code may run."""

@@ -7,7 +7,11 @@ child by pidfd and process group and the env is never used again. At most
 ``max_children`` children live at once; ``open`` waits for a slot.
 
 Why any exception is caught around a reply: whatever one env sends (a reply nested 1000
-levels deep makes a JSON decoder recurse) must end that env only, never the run. Why CPU is
+levels deep makes a JSON decoder recurse) must end that env only, never the run. Why the
+decoded reply is bounded here (:mod:`spade_async.sandbox.bounds`) and rewards must lie in
+[0, 1]: the child's own checks run under the env's control, and everything downstream (prompt
+rendering, admission, the store) relies on data of bounded shape and on rewards that mean what
+the contract says. Why CPU is
 accounted between calls: an env that keeps a thread burning while the agent thinks only
 shows up in the process CPU clock; past ``idle_cpu_s`` the env fails with that reason. Why a
 restart: a fork-server that stopped answering is replaced (at most :data:`MAX_RESTARTS`
@@ -31,6 +35,7 @@ import anyio
 import msgspec
 
 from spade_async.config import SandboxConfig
+from spade_async.sandbox.bounds import ReplyOutOfBounds, check_reply
 from spade_async.sandbox.channel import ChannelClosed, LineChannel, ReplyTooLarge
 from spade_async.sandbox.cleanup import remove_tree
 from spade_async.sandbox.errors import (
@@ -38,6 +43,7 @@ from spade_async.sandbox.errors import (
     EnvProtocolError,
     EnvTimeout,
     IsolationTooLow,
+    RewardOutOfRange,
     SandboxError,
 )
 from spade_async.sandbox.forkserver import ForkServer, Spawned
@@ -53,7 +59,7 @@ from spade_async.sandbox.protocol import (
 )
 
 __all__ = [
-    "EnvCrashed", "EnvProtocolError", "EnvTimeout", "IsolationReport", "IsolationTooLow",
+    "EnvCrashed", "EnvProtocolError", "EnvTimeout", "IsolationReport", "IsolationTooLow", "RewardOutOfRange",
     "SandboxError", "SandboxPool", "SandboxedEnv", "StepResult",
 ]
 
@@ -67,6 +73,8 @@ SAMPLE_GAP_S = 0.001
 (and after slow calls); back-to-back calls check the disk budget every BUDGET_EVERY calls,
 which keeps the step round trip at its floor. Containment never depends on these checks."""
 BUDGET_EVERY = 8
+REWARD_RANGE = (0.0, 1.0)
+"""Every step reward must lie here (the games and tool-use contracts); outside it the env fails."""
 log = logging.getLogger(__name__)
 EXIT_MEANINGS = {121: "the child could not enforce a required isolation layer", 122: "protocol violation"}
 
@@ -136,6 +144,10 @@ class SandboxedEnv:
         if not math.isfinite(reply.reward):
             await self._fail(f"non-finite reward {reply.reward!r}")
             raise EnvProtocolError(f"step() returned a non-finite reward {reply.reward!r}")
+        if not REWARD_RANGE[0] <= reply.reward <= REWARD_RANGE[1]:
+            await self._fail(f"reward {reply.reward!r} out of range")
+            raise RewardOutOfRange(f"step() returned reward {reply.reward!r}; rewards must lie in "
+                                   f"[{REWARD_RANGE[0]:g}, {REWARD_RANGE[1]:g}] (an environment error, not a win)")
         return StepResult(reply.obs, reply.reward, reply.terminated, reply.truncated, reply.info, reply.output)
 
     async def solution(self) -> list[str] | None:
@@ -217,6 +229,11 @@ class SandboxedEnv:
         except BaseException:  # cancelled from outside: the stream state is unknown
             await self._fail("cancelled")
             raise
+        try:  # bounded on the decoded data: the child's own checks are under the env's control
+            check_reply(reply)
+        except ReplyOutOfBounds as exc:
+            await self._fail("reply out of bounds")
+            raise EnvProtocolError(f"{op}(): the env's reply is out of bounds: {exc}") from None
         self._replied_at = time.perf_counter()
         self._replied_cpu = self._cpu_s()
         if not reply.ok or self._replied_at - sent_at > SAMPLE_GAP_S or self._next_id % BUDGET_EVERY == 0:

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from spade_async.envs.contract import ALLOWED_IMPORTS
-from spade_async.sandbox.errors import EnvProtocolError, EnvTimeout, SandboxError
+from spade_async.sandbox.errors import EnvProtocolError, EnvTimeout, RewardOutOfRange, SandboxError
 from spade_async.sandbox.pool import SandboxedEnv, SandboxPool
 from spade_async.sandbox.validate_tool_use import check_tool_use
 
@@ -74,6 +74,12 @@ class Promise:
     actions: tuple[str, ...]
     answers: tuple[tuple[str, float, bool, bool], ...]
 
+MAX_REASONS = 20
+"""Most distinct reasons one validation keeps (the rest are counted in a last line); the repair
+prompt and the store get a bounded list, whatever an environment makes the checks report."""
+MAX_REASON_CHARS = 1000
+"""Longest reason kept (longer ones are cut)."""
+
 Trace = list[tuple[str, float, bool, bool]]
 log = logging.getLogger(__name__)
 
@@ -111,11 +117,21 @@ class _Validator:
         self.has_solution = False
         self.solution_wins: bool | None = None
         self.constants: dict[str, str] = {}
+        self._seen: set[str] = set()
+        self.dropped = 0
 
     def fail(self, check: str, reason: str) -> None:
+        """Record a failed check; reasons are de-duplicated (a set: linear in their number), cut to
+        :data:`MAX_REASON_CHARS` and capped at :data:`MAX_REASONS` (the rest are counted)."""
         self.checks[check] = False
-        if reason not in self.reasons:
+        reason = reason if len(reason) <= MAX_REASON_CHARS else reason[: MAX_REASON_CHARS - 3] + "..."
+        if reason in self._seen:
+            return
+        self._seen.add(reason)
+        if len(self.reasons) < MAX_REASONS:
             self.reasons.append(reason)
+        else:
+            self.dropped += 1
 
     def passed(self, check: str) -> None:
         self.checks.setdefault(check, True)
@@ -131,7 +147,8 @@ class _Validator:
 
     def result(self) -> ValidationResult:
         admitted = bool(self.checks) and all(self.checks.values())
-        return ValidationResult(admitted, self.reasons, self.checks, self.has_solution, self.solution_wins,
+        reasons = self.reasons + ([f"... and {self.dropped} more reasons not listed"] if self.dropped else [])
+        return ValidationResult(admitted, reasons, self.checks, self.has_solution, self.solution_wins,
                                 self.class_name, self.constants, self.promise if admitted else None)
 
     async def timed(self, call: Any) -> Any:
@@ -173,6 +190,9 @@ class _Validator:
             action = probes[turn % len(probes)]
             try:
                 result = await self.timed(env.step(action))
+            except RewardOutOfRange as exc:
+                self.fail("reward_range", f"step({action!r}) after reset(seed={seed}): {exc}")
+                return None
             except EnvProtocolError as exc:
                 self.fail("step", f"step({action!r}) after reset(seed={seed}) returned an invalid result: {exc}")
                 return None
@@ -185,8 +205,6 @@ class _Validator:
                 return None
             self.passed("step")
             self.passed("garbage")
-            if not 0.0 <= result.reward <= 1.0:
-                self.fail("reward_range", f"step() returned reward {result.reward!r}; rewards must lie in [0, 1]")
             if action in self.meaningless and wins(result.reward, result.terminated):
                 self.fail("meaningless_loses", f"the meaningless action {action!r} won (reward {result.reward!r}) "
                                                f"after reset(seed={seed}); only a correct solution may win")

@@ -40,10 +40,13 @@ class ToolUseVerdict:
     ran: set[str] = field(default_factory=set)
     has_solution: bool = False
     solution_wins: bool | None = None
+    _seen: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def fail(self, check: str, reason: str) -> None:
         self.ran.add(check)
-        self.failures.append((check, reason))
+        if (check, reason) not in self._seen:  # a set: every reset is checked, each may repeat a reason
+            self._seen.add((check, reason))
+            self.failures.append((check, reason))
 
     def ok(self, check: str) -> None:
         self.ran.add(check)
@@ -54,6 +57,16 @@ class ToolUseVerdict:
             fail(check, reason)
         for check in sorted(self.ran):
             passed(check)  # no-op for a check that already failed
+
+
+MAX_LISTED = 10
+"""Most entries of one info list (tools without a method, failing checks, instructions met at
+reset) turned into reasons; the reasons stay few whatever the environment returns."""
+
+
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a list, else empty (info fields come from the environment)."""
+    return value if isinstance(value, list) else []
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -73,12 +86,13 @@ class _ToolUseChecks:
         return None
 
     async def reset(self, env: SandboxedEnv, seed: int) -> dict[str, Any] | None:
+        """reset(seed) and the tool contract checked on its info (at every reset, not only the first)."""
         try:
             _, info = await env.reset(seed)
         except SandboxError as exc:
             self.verdict.fail("tool_contract", f"reset(seed={seed}) failed: {exc}")
             return None
-        return info
+        return info if self.contract(info) else None
 
     def contract(self, info: dict[str, Any]) -> bool:
         v = self.verdict
@@ -93,12 +107,15 @@ class _ToolUseChecks:
             v.fail("tool_schemas", problem)
         if not problems:
             v.ok("tool_schemas")
-        unbacked = info.get("unbacked_tools") or []
-        for name in unbacked:
+        unbacked = _listed(info.get("unbacked_tools"))
+        for name in (_short(str(n), 64) for n in unbacked[:MAX_LISTED]):
             v.fail("tool_backed", f"tool {name!r} has no method: define {name}(self, ...) taking its arguments")
-        for error in info.get("check_errors") or []:
-            v.fail("tool_backed", f"at reset, {error}; check(index) must work for every instruction")
-        if not unbacked and not info.get("check_errors"):
+        errors = _listed(info.get("check_errors"))
+        for error in errors[:MAX_LISTED]:
+            v.fail("tool_backed", f"at reset, {_short(str(error), 300)}; check(index) must work for every instruction")
+        if len(unbacked) + len(errors) > 2 * MAX_LISTED:
+            v.fail("tool_backed", "many more tools without a method or failing checks than listed here")
+        if not unbacked and not errors:
             v.ok("tool_backed")
         n = len(info["instructions"]) if isinstance(info["instructions"], list) else 0
         if not MIN_INSTRUCTIONS <= n <= MAX_INSTRUCTIONS:
@@ -106,8 +123,8 @@ class _ToolUseChecks:
                                         f"{MAX_INSTRUCTIONS}, each a separate user request")
         else:
             v.ok("instruction_count")
-        met = info.get("satisfied_at_reset") or []
-        for index in met:
+        met = _listed(info.get("satisfied_at_reset"))
+        for index in met[:MAX_LISTED]:
             text = info["instructions"][index] if isinstance(index, int) and 0 <= index < n else "?"
             v.fail("unmet_at_reset", f"instruction {index + 1 if isinstance(index, int) else index} "
                                      f"({_short(str(text))!r}) is already satisfied at reset; check(index) must "
@@ -126,8 +143,6 @@ class _ToolUseChecks:
             for seed in self.seeds:
                 info = await self.reset(env, seed)
                 if info is None:
-                    return {}
-                if not infos and not self.contract(info):
                     return {}
                 infos[seed] = info
             for seed in self.seeds:
@@ -175,7 +190,9 @@ class _ToolUseChecks:
         box = ToolBox.from_info(info)
         instructions = [str(t) for t in info.get("instructions", [])]
         try:
-            await env.reset(seed)
+            _, again = await env.reset(seed)
+            if not self.contract(again):
+                return False
             calls = await env.solution()
         except EnvTimeout as exc:
             fail("reachable", f"solution() for seed {seed} hangs: {exc}")

@@ -4,7 +4,9 @@ Why the checks live here: the child is the only place where generated code may r
 source is parsed, compiled and executed here (a compile bomb only burns this child's spawn
 timeout), and every return value is checked for shape, type, finiteness and size *before* it
 is encoded (nesting included: a 1000-level ``info`` would make the controller's decoder
-recurse). A reply is one JSON line on the private socket; prints go to a capped buffer
+recurse). These checks run under the environment's control (a ``dict`` subclass can hide its
+children from them), so the controller checks the decoded reply again
+(:mod:`spade_async.sandbox.bounds`); the ones here only give an honest env a clear reason. A reply is one JSON line on the private socket; prints go to a capped buffer
 returned with the reply, never to the protocol channel.
 
 Why ``inspect`` is a separate op: admission's static checks (the import list) must come from

@@ -30,6 +30,41 @@ from spade_async.selfplay.prompts import render
 
 _MARKER = "\u2063SPADE_TURN\u2063"
 PREFILL = "\\boxed{"
+MAX_STORED_TURN_CHARS = 4_000
+"""Most characters of one transcript turn kept (stored in the database, shown in the TUI); the
+agent itself sees the whole observation."""
+MAX_STORED_EPISODE_CHARS = 32_000
+"""Most characters of one episode's transcript kept in all; later turns keep only a marker."""
+
+
+class EngineFailure(Exception):
+    """An exception the engine (or a failpoint) raised while sampling a turn.
+
+    The play loops end an episode for anything that goes wrong while handling the environment's
+    data, but an engine failure is not the environment's: they re-raise ``original`` as is.
+    """
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+def describe_env_data_error(exc: BaseException) -> str:
+    """The episode error for an exception raised while handling one environment's data."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = ""
+    message = message if len(message) <= 300 else message[:300] + "..."
+    return f"EnvDataError: handling the environment's data raised {type(exc).__name__}" + (f": {message}" if message else "")
+
+
+def _kept(text: str, room: int) -> str:
+    """``text`` cut to ``room`` characters (and :data:`MAX_STORED_TURN_CHARS`), saying how much was cut."""
+    limit = max(min(room, MAX_STORED_TURN_CHARS), 0)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters not stored]"
 
 
 def completion_text(text: str, prefilled: bool) -> str:
@@ -60,6 +95,18 @@ class Episode:
     generated_tokens: int = 0
     error: str | None = None
     """Set when the environment failed during play (timeout, crash); the episode is not trained on."""
+    stored_chars: int = field(default=0, repr=False)
+    """Characters of text in ``transcript`` so far (bounded by :data:`MAX_STORED_EPISODE_CHARS`)."""
+
+    def note(self, role: str, text: str, reward: float | None, *, first: bool = False) -> None:
+        """Add a turn to the transcript, its text cut to the storage caps (see the constants)."""
+        kept = _kept(str(text), MAX_STORED_EPISODE_CHARS - self.stored_chars)
+        self.stored_chars += len(kept)
+        turn = {"role": role, "text": kept, "reward": reward}
+        if first:
+            self.transcript.insert(0, turn)
+        else:
+            self.transcript.append(turn)
 
     def to_sample(self, advantage: float, temperature: float) -> TrainSample:
         return TrainSample(
@@ -97,8 +144,11 @@ class TokenTrace:
 
     async def sample(self, engine: Engine, sampling: Sampling, episode: Episode) -> Completion:
         """Generate one agent turn from the trace and append its sampled tokens."""
-        failpoint("generate")
-        completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent")]))[0]
+        try:
+            failpoint("generate")
+            completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent")]))[0]
+        except Exception as exc:  # not the environment's fault: the play loop re-raises it
+            raise EngineFailure(exc) from exc
         self.versions.append(completion.adapter_version)
         self.ids += completion.token_ids
         self.mask += [1] * len(completion.token_ids)
@@ -157,15 +207,17 @@ async def play_episode(
     no_action_penalty: float,
     action_prefill: bool = False,
 ) -> Episode:
-    """Play one episode; never raises for environment failures (they set ``error``)."""
+    """Play one episode; never raises for environment failures (they set ``error``), whatever
+    the failure: any exception while handling the environment's data ends this episode only.
+    Engine failures propagate."""
     episode = Episode(env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[])
     try:
         async with await pool.open(source) as env:
             obs, _info = await env.reset(seed)
-            episode.transcript.append({"role": "observation", "text": obs, "reward": None})
+            episode.note("observation", obs, None)
             first = obs
             if hint is not None:
-                episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
+                episode.note("hint", hint, None, first=True)
                 first = render("agent_hint", hint=hint, observation=obs)
             trace = TokenTrace(engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
                                                   enable_thinking=sampling.enable_thinking))
@@ -178,7 +230,7 @@ async def play_episode(
                 trace.add_context(prefill)
                 completion = await trace.sample(engine, sampling, episode)
                 said = completion_text(completion.text, action_prefill)
-                episode.transcript.append({"role": "agent", "text": said, "reward": None})
+                episode.note("agent", said, None)
                 action = parse_boxed(said)
                 if action is None:
                     obs, reward, done, cut = "No action found. End your reply with \\boxed{<command>}.", no_action_penalty, False, False
@@ -186,7 +238,7 @@ async def play_episode(
                     episode.n_actions += 1
                     result = await env.step("\\boxed{" + action + "}")
                     obs, reward, done, cut = result.obs, result.reward, result.terminated, result.truncated
-                episode.transcript.append({"role": "observation", "text": obs, "reward": reward})
+                episode.note("observation", obs, reward)
                 last_reward = reward
                 if done or cut:
                     terminated = done
@@ -199,4 +251,8 @@ async def play_episode(
             trace.finish(episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty)
     except SandboxError as exc:
         episode.error = f"{exc.__class__.__name__}: {exc}"
+    except EngineFailure as failure:
+        raise failure.original from None
+    except Exception as exc:  # the environment's data broke its handling here: this environment only
+        episode.error = describe_env_data_error(exc)
     return episode

@@ -228,13 +228,37 @@ async def design_environment(
     return design
 
 
+MAX_REPAIR_REASONS = 12
+"""Most validator reasons a repair prompt lists (distinct ones, in order)."""
+MAX_REPAIR_REASON_CHARS = 600
+"""Longest reason shown in a repair prompt (longer ones are cut)."""
+
+
 def _repair_prompt(engine: Engine, code: str, reasons: list[str], budget: int | None,
                    enable_thinking: bool | None, domain: str = "games") -> list[int] | None:
-    """The repair prompt with as many validator reasons as fit in ``budget`` (None: cannot fit)."""
-    for n in range(len(reasons), -1, -1):
-        shown = reasons[:n] or ["the environment did not pass validation"]
+    """The repair prompt with as many validator reasons as fit in ``budget`` (None: cannot fit).
+
+    The reasons are de-duplicated, cut and capped first, and the number shown is found by
+    bisection: a bounded number of renders, whatever the environment made the validator report.
+    """
+    distinct = [r if len(r) <= MAX_REPAIR_REASON_CHARS else r[: MAX_REPAIR_REASON_CHARS - 3] + "..."
+                for r in dict.fromkeys(reasons)][:MAX_REPAIR_REASONS]
+
+    def render_ids(n: int) -> list[int]:
+        shown = distinct[:n] or ["the environment did not pass validation"]
         repair = render(template_for(domain, "repair"), code=code, reasons="\n".join(f"- {r}" for r in shown))
-        ids = engine.chat_prompt([{"role": "user", "content": repair}], enable_thinking=enable_thinking)
-        if budget is None or len(ids) <= budget:
-            return ids
-    return None
+        return engine.chat_prompt([{"role": "user", "content": repair}], enable_thinking=enable_thinking)
+
+    ids = render_ids(len(distinct))
+    if budget is None or len(ids) <= budget:
+        return ids
+    low, high = 0, len(distinct) - 1  # the largest n in [low, high] that fits, if any
+    best: list[int] | None = None
+    while low <= high:
+        mid = (low + high) // 2
+        ids = render_ids(mid)
+        if len(ids) <= budget:
+            best, low = ids, mid + 1
+        else:
+            high = mid - 1
+    return best

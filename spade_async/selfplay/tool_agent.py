@@ -28,8 +28,8 @@ import json
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.tool_calls import CallError, parse_tool_calls
 from spade_async.envs.tool_schemas import ToolBox
-from spade_async.sandbox.pool import SandboxError, SandboxPool
-from spade_async.selfplay.agent import Episode, TokenTrace
+from spade_async.sandbox.pool import EnvProtocolError, SandboxError, SandboxPool
+from spade_async.selfplay.agent import EngineFailure, Episode, TokenTrace, describe_env_data_error
 from spade_async.selfplay.prompts import render
 
 _MARKER = "\u2063SPADE_TURN\u2063"
@@ -83,16 +83,20 @@ async def play_tool_episode(
     no_action_penalty: float,
     action_prefill: bool = False,
 ) -> Episode:
-    """Play one tool-use episode; never raises for environment failures (they set ``error``)."""
+    """Play one tool-use episode; never raises for environment failures (they set ``error``),
+    including any exception while handling the environment's data; engine failures propagate."""
     episode = Episode(env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[])
     try:
         async with await pool.open(source) as env:
             obs, info = await env.reset(seed)
-            box = ToolBox.from_info(info)
-            episode.transcript.append({"role": "observation", "text": obs, "reward": None})
+            box = ToolBox.from_info(info)  # the contract, checked at every reset (bounded work)
+            if box.problems:
+                raise EnvProtocolError(f"reset(seed={seed}) broke the tool contract admission checked: "
+                                       + "; ".join(box.problems)[:1000])
+            episode.note("observation", obs, None)
             first = obs
             if hint is not None:
-                episode.transcript.insert(0, {"role": "hint", "text": hint, "reward": None})
+                episode.note("hint", hint, None, first=True)
                 first = render("agent_tool_hint", hint=hint, observation=obs)
             trace = TokenTrace(tool_messages_prompt(engine, box, first, sampling.enable_thinking))
             open_instruction = obs
@@ -105,7 +109,7 @@ async def play_tool_episode(
                 trace.add_context(prefill)
                 completion = await trace.sample(engine, sampling, episode)
                 said = (TOOL_PREFILL if action_prefill else "") + completion.text
-                episode.transcript.append({"role": "agent", "text": said, "reward": None})
+                episode.note("agent", said, None)
                 calls = parse_tool_calls(said)
                 results: list[str] = []
                 user: str | None = None
@@ -135,7 +139,7 @@ async def play_tool_episode(
                         done = True
                         break
                 shown = "\n".join(results + ([user] if user else []))
-                episode.transcript.append({"role": "observation", "text": shown, "reward": last_reward})
+                episode.note("observation", shown, last_reward)
                 if done or turn + 1 == max_turns:
                     break
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
@@ -144,4 +148,8 @@ async def play_tool_episode(
             trace.finish(episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty)
     except SandboxError as exc:
         episode.error = f"{exc.__class__.__name__}: {exc}"
+    except EngineFailure as failure:
+        raise failure.original from None
+    except Exception as exc:  # the environment's data broke its handling here: this environment only
+        episode.error = describe_env_data_error(exc)
     return episode

@@ -42,7 +42,9 @@ def test_check_json_rejected(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     report = json.loads(result.output)
     assert report["admitted"] is False and report["checks"]["reward_range"] is False
-    assert report["isolation"]["level"] == "full" and report["steps"][1]["reward"] == 5.0
+    # A reward outside [0, 1] is the environment's error (never clipped into a win).
+    assert report["isolation"]["level"] == "full" and report["steps"][1]["call"] == "error"
+    assert "reward 5.0" in report["steps"][1]["error"] and "[0, 1]" in report["steps"][1]["error"]
 
 
 def test_check_bad_file_has_no_traceback() -> None:

@@ -40,10 +40,10 @@ class EnvTable(DataTable[str | Text]):
             self.add_row(
                 str(e.created_step + 1),
                 e.id[:8],
-                terminal_safe(e.skill or "—"),
+                Text(terminal_safe(e.skill or "—")),
                 fmt_num(e.win_rate),
                 fmt_num(e.regret),
-                Text(e.status, style=_STATUS_STYLE.get(e.status, "")),
+                Text(terminal_safe(e.status), style=_STATUS_STYLE.get(e.status, "")),
                 key=e.id,
             )
         if selected is not None and selected in self.rows:

@@ -12,7 +12,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 from textual.widgets import Static
+
+from spade_async.textsafe import terminal_safe
 
 
 def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -38,7 +41,8 @@ def render_evals(rows: list[dict[str, Any]]) -> Table:
             continue  # base rows: their mean is the 'base' column of each adapter row
         significant = r["ci_low"] is not None and (r["ci_low"] > 0 or (r["ci_high"] is not None and r["ci_high"] < 0))
         style = ("bold green" if r["delta"] > 0 else "bold red") if significant else None
-        table.add_row(r["model"], r["suite"], r["metric"], _f(r["base_mean"]), _f(r["mean"]),
+        names = (Text(terminal_safe(r[key])) for key in ("model", "suite", "metric"))  # plain text, no markup
+        table.add_row(*names, _f(r["base_mean"]), _f(r["mean"]),
                       _f(r["delta"], True), f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]", style=style)
     return table
 

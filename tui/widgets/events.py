@@ -1,5 +1,8 @@
 """The event log: validation rejections with reasons, staleness drops, checkpoints, errors.
 
+Event messages quote environment text (exception messages, validator reasons), so every
+message goes through ``terminal_safe``: an escape sequence is shown, never sent to the terminal.
+
 Why timestamps relative to the run start: they mean the same in every timezone (and make
 snapshots reproducible), and "+0:12:03" is what one compares with the elapsed clock.
 """
@@ -11,6 +14,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import RichLog
 
+from spade_async.textsafe import terminal_safe
 from tui.reader import EventRow
 from tui.stats import fmt_duration
 
@@ -39,7 +43,7 @@ def render_event(e: EventRow, run_start: float) -> Text:
     text = Text()
     text.append(f"+{fmt_duration(max(0.0, e.created_at - run_start))} ", style="dim")
     text.append("step " + ("—" if e.step is None else str(e.step + 1)) + " ", style="dim")
-    text.append(f"{e.kind:<10}", style=_KIND_STYLE.get(e.kind, "bold"))
+    text.append(f"{terminal_safe(e.kind):<10}", style=_KIND_STYLE.get(e.kind, "bold"))
     text.append(" ")
-    text.append(e.message)
+    text.append(terminal_safe(e.message))  # env errors and validator reasons quote environment text
     return text

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
+from spade_async.textsafe import terminal_safe
 from tui.reader import RunInfo, StepRow
 from tui.stats import elapsed_s, eta_s, fmt_duration, fmt_num, latest
 
@@ -53,11 +54,11 @@ def render_header(
     line1 = Text()
     line1.append("SPADE ", style="bold")
     if run is None:
-        line1.append(waiting or "waiting for the run", style="italic")
+        line1.append(terminal_safe(waiting or "waiting for the run"), style="italic")
         return line1
-    line1.append(run.name, style="bold cyan")
+    line1.append(terminal_safe(run.name), style="bold cyan")
     line1.append("  ")
-    line1.append(run.status, style=_STATUS_STYLE.get(run.status, "bold"))
+    line1.append(terminal_safe(run.status), style=_STATUS_STYLE.get(run.status, "bold"))
     if paused:
         line1.append("  PAUSED", style="bold reverse yellow")
     line1.append("  (owner)" if owned else "  (watching)", style="dim")
@@ -90,5 +91,5 @@ def render_header(
     stale = latest(steps, "stale_dropped")
     line2.append("—" if stale is None else str(int(stale)), style="bold")
     if waiting:
-        line2.append(f"   ({waiting})", style="italic red")
+        line2.append(f"   ({terminal_safe(waiting)})", style="italic red")
     return Text("\n").join([line1, line2])

@@ -32,6 +32,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from spade_async.textsafe import terminal_safe
 from tui.stats import fmt_num
 
 
@@ -179,7 +180,7 @@ class ChartPanel(Vertical):
         for s in self.series:
             line = Text()
             line.append("━━ ", style=s.color)
-            line.append(s.label.ljust(width), style=f"bold {s.color}")
+            line.append(terminal_safe(s.label).ljust(width), style=f"bold {s.color}")
             if not s.values:
                 line.append("  no data yet", style="dim")
             else:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.text import Text
 from textual.widgets import DataTable
 
+from spade_async.textsafe import terminal_safe
 from tui.stats import SkillStats, fmt_num
 
 
-class SkillTable(DataTable[str]):
+class SkillTable(DataTable[str | Text]):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.add_columns("skill", "envs", "valid %", "win rate", "regret")
@@ -22,7 +24,7 @@ class SkillTable(DataTable[str]):
         self.clear()
         for r in rows:
             self.add_row(
-                r.skill,
+                Text(terminal_safe(r.skill)),  # a Text cell: shown as is (a str cell is read as markup)
                 str(r.count),
                 f"{r.valid_pct:.0f}",
                 fmt_num(r.mean_win_rate),

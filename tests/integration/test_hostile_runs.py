@@ -1,0 +1,168 @@
+"""Issue 22: a hostile environment in a real run ends only itself (games and tool use, SPADE
+mode where the designer writes it, and a fixed pool that holds it).
+
+The hostile environments behave at the admission seeds (0 and 1) and turn hostile at every
+other seed, which is what play uses: the game answers with a reward of 1e308 (odd seeds) or
+a win whose ``info`` is 900 levels deep, hidden from the child's own check by a ``dict``
+subclass (even seeds); the tool-use one
+declares a tool schema 450 levels deep (as deep for a recursive chat template). Each run must
+finish all its steps, the benign environment must be played and scored, and the hostile one
+must never count as a win: its plays end as environment errors (or, once admission learns to
+catch it, it is rejected). The engine renders tools recursively, as a Jinja chat template does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_async.config import Config
+from spade_async.launch import open_run
+from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
+from tests.integration.test_tool_use_pipeline import VAULT_ENV, vault_agent
+
+pytestmark = pytest.mark.anyio
+
+HIDDEN = '''
+
+class Hidden(dict):
+    def values(self):
+        return []
+
+    def items(self):
+        return []
+'''
+
+HOSTILE_GAME = COIN_ENV.replace("class WeightedCoin(GameEnv):", "class HostileCoin(GameEnv):") + HIDDEN + '''
+
+_step = HostileCoin.step
+
+
+def _hostile_step(self, action):
+    obs, reward, terminated, truncated, info = _step(self, action)
+    if self.seed_seen in (0, 1):
+        return obs, reward, terminated, truncated, info
+    if self.seed_seen % 2:
+        return "You win!", 1e308, True, False, info
+    deep = {}
+    for _ in range(900):
+        deep = {"a": deep}
+    return "You win!", 1.0, True, False, Hidden(a=deep)
+
+
+_reset = HostileCoin.reset
+
+
+def _remember_seed(self, seed=None):
+    self.seed_seen = seed
+    return _reset(self, seed)
+
+
+HostileCoin.step = _hostile_step
+HostileCoin.reset = _remember_seed
+'''
+
+HOSTILE_TOOLS = VAULT_ENV.replace("class Vault(ToolUseEnv):", "class HostileVault(ToolUseEnv):") + HIDDEN + '''
+
+_reset = HostileVault.reset
+
+
+def _hostile_reset(self, seed=None):
+    obs, info = _reset(self, seed)
+    if seed in (0, 1):
+        return obs, info
+    deep = {"type": "object"}
+    for _ in range(450):
+        deep = {"type": "object", "properties": {"x": deep}}
+    info["tools"][0]["function"]["parameters"] = deep
+    return obs, Hidden(info)
+
+
+HostileVault.reset = _hostile_reset
+'''
+
+
+class TemplateEngine(ScriptedEngine):
+    """The scripted engine, with tools rendered recursively (two frames per level) like Jinja."""
+
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+        text = super().chat_text(messages, add_generation_prompt, enable_thinking)
+        return text if tools is None else _render(tools) + text
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ",".join(_pair(k, v) for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_render(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _pair(key: str, value: Any) -> str:
+    return json.dumps(key) + ":" + _render(value)
+
+
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def config(tmp_path: Path, domain: str, mode: str, pool: dict[str, str]) -> Config:
+    folder = tmp_path / "pool"
+    folder.mkdir()
+    for name, source in pool.items():
+        (folder / f"{name}.py").write_text(source)
+    return Config.model_validate({
+        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 2, "checkpoint_every": 2, "device": "cpu",
+                "seed": 7},  # play seeds are then never the admission seeds 0 and 1
+        "selfplay": {"domain": domain, "mode": mode, "envs_per_step": 2, "plays": 3, "hinted_plays": 2,
+                     "regen_every": 2, "skills_per_regen": 1, "max_turns": 3, "repair_turns": 0,
+                     "mutation_fraction": 0.0, "fixed_pool": str(folder), "max_off_policy_steps": 1},
+        "memory": {"examples_shown": 1, "embed_model": "hashing", "seed_tier": "easy"},
+        "sandbox": {"call_timeout_s": 2.0, "max_children": 16},
+        "engine": {"designer": {"max_new_tokens": 8192}, "agent": {"max_new_tokens": 256}},
+    })
+
+
+CASES = {
+    "games": (COIN_ENV, HOSTILE_GAME, "HostileCoin", "WeightedCoin"),
+    "tool_use": (VAULT_ENV, HOSTILE_TOOLS, "HostileVault", "class Vault("),
+}
+
+
+def agent(domain: str) -> Any:
+    return vault_agent if domain == "tool_use" else (lambda prompt, rng: "\\boxed{heads}")
+
+
+@pytest.mark.parametrize("mode", ["spade", "fixed"])
+@pytest.mark.parametrize("domain", ["games", "tool_use"])
+async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: str) -> None:
+    benign, hostile, hostile_name, benign_name = CASES[domain]
+    cfg = config(tmp_path, domain, mode, {"a_benign": benign, "b_hostile": hostile})
+    designs = itertools.cycle([benign, hostile])
+    engine = TemplateEngine(policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
+                                      "agent": agent(domain)})
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        assert await pipeline.run(sync=True) == 2  # the run finished its steps
+    db = tmp_path / "run" / "run.sqlite"
+    hostile_ids = [i for (i,) in rows(db, f"SELECT id FROM environments WHERE code LIKE '%{hostile_name}%'")]
+    benign_ids = [i for (i,) in rows(db, f"SELECT id FROM environments WHERE code LIKE '%{benign_name}%'"
+                                         f" AND code NOT LIKE '%{hostile_name}%'")]
+    assert hostile_ids and benign_ids
+    played = {i for (i,) in rows(db, "SELECT DISTINCT env_id FROM episodes")}
+    assert played & set(benign_ids), "the benign environment was played and scored"
+    # The hostile environment never wins: none of its plays is stored as an episode ...
+    assert not played & set(hostile_ids)
+    failed = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'error'")]
+    admitted = rows(db, f"SELECT valid FROM environments WHERE code LIKE '%{hostile_name}%' AND valid = 1")
+    if admitted or mode == "fixed":  # ... because each one ended as that environment's error
+        assert any(m.startswith(f"env {i[:12]} failed during play") for m in failed for i in hostile_ids), failed
+        assert all(("out of bounds" in m or "RewardOutOfRange" in m) for m in failed), failed
+        if domain == "games":
+            assert any("out of bounds" in m for m in failed) and any("RewardOutOfRange" in m for m in failed)
