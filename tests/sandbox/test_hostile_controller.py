@@ -8,11 +8,14 @@ Every positive control acts only on data or processes this test created.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from spade_async.config import SandboxConfig
 from spade_async.engine.base import Sampling
 from spade_async.envs.tool_schemas import MAX_TOOLS, ToolBox
 from spade_async.memory.records import EnvRecord, EpisodeRecord
@@ -200,7 +203,8 @@ def test_repair_prompt_renders_a_bounded_number_of_times() -> None:
 
 
 def test_validator_reasons_are_deduplicated_and_capped() -> None:
-    validator = _Validator(None, "", 1, (0,))  # type: ignore[arg-type]
+    pool = SimpleNamespace(cfg=SandboxConfig())  # the validator reads only the latency budget here
+    validator = _Validator(pool, "", 1, (0,), random.Random(0))  # type: ignore[arg-type]
     for i in range(5000):
         validator.fail("tool_backed", f"tool 't{i}' has no method")
         validator.fail("tool_backed", "the same reason every time")
