@@ -153,7 +153,7 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     run = sh("spade-async", "run", "tiny.toml", *QUICK_STEP, timeout=1800)
     assert "finished after step 1" in run.stdout, run.stdout + run.stderr
     assert (home / "runs" / "tiny" / "run.sqlite").is_file()
-    assert (home / "runs" / "tiny" / "checkpoints" / "step_0").is_dir()
+    assert (home / "runs" / "tiny" / "checkpoints" / "step_1").is_dir()  # step 1, as the console said
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"\nwheel test: build+install {t_installed - t_start:.0f}s, total {time.perf_counter() - t_start:.0f}s wall, "
           f"commands' CPU {cpu.ru_utime - cpu_start.ru_utime:.0f}s user + {cpu.ru_stime - cpu_start.ru_stime:.0f}s sys; "

@@ -29,7 +29,7 @@ def test_merged_export_gives_the_logits_of_base_plus_adapter(tmp_path: Path, tin
     out = tmp_path / "merged"
     result = CliRunner().invoke(cli, ["export", "adapter", str(run), str(out), "--merge"])
     assert result.exit_code == 0, result.output
-    assert "merged model of step_2" in result.output
+    assert "merged model of step 2" in result.output
     merged = AutoModelForCausalLM.from_pretrained(str(out))  # transformers alone
     tok = AutoTokenizer.from_pretrained(str(out))
     ids = torch.tensor([tok.encode("The knight moves to \\boxed{e4}")])

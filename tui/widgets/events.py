@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import RichLog
 
-from tui.reader import EventRow
-from tui.stats import fmt_duration
+from ..reader import EventRow
+from ..stats import fmt_duration
 
 _KIND_STYLE = {
     "rejected": "bold red",

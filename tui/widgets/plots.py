@@ -32,7 +32,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from tui.stats import fmt_num
+from ..stats import fmt_num
 
 
 @dataclass(frozen=True)

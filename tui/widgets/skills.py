@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from textual.widgets import DataTable
 
-from tui.stats import SkillStats, fmt_num
+from ..stats import SkillStats, fmt_num
 
 
 class SkillTable(DataTable[str]):
