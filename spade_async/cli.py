@@ -101,7 +101,7 @@ def run(config_path: str, overrides: tuple[str, ...], max_steps: int | None, hea
 
 
 @cli.command()
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.option("--headless", is_flag=True, help="Console progress only (no TUI).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Raise the step budget of the resumed run.")
 def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:

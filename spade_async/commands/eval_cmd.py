@@ -38,7 +38,7 @@ def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple
 
 
 @click.command("eval")
-@click.argument("run_dir", required=False, type=click.Path(file_okay=False))
+@click.argument("run_dir", required=False, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config whose model and sampling to use (default: RUN_DIR/config.toml).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value, e.g. engine.agent.temperature=0.7.")
 @click.option("--adapter", "adapters", multiple=True, metavar="PATH", help="A PEFT adapter folder (or a checkpoint folder) to compare with the base. Repeatable.")

@@ -24,7 +24,7 @@ def export() -> None:
 
 
 @export.command("adapter")
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--step", default="last", show_default=True, metavar="N|last", help="The checkpoint after step N (counted from 1, as on the console): checkpoints/step_N.")
 @click.option("--merge", is_flag=True, help="Merge into the base weights (+ tokenizer): loadable by transformers alone.")
@@ -46,7 +46,7 @@ def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bo
 
 
 @export.command("envs")
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Keep the best N after filtering (see --sort).")
 @click.option("--sort", type=click.Choice(["regret", "designer_reward", "learnable", "plays", "newest"]), default="regret",

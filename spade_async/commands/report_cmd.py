@@ -10,7 +10,7 @@ from spade_async.commands.errors import DB_FILE, run_folder
 
 
 @click.command("report")
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default: RUN_DIR/report).")
 def report(run_dir: str, out: str | None) -> None:
     """Write plots (PNG) and report.md for RUN_DIR; reads its database read-only."""

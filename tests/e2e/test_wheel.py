@@ -141,7 +141,7 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     written = home / expected
     assert written.read_bytes() == (ROOT / "configs" / expected).read_bytes()  # comments included
     again = sh("spade-async", "init", ok=False)
-    assert again.returncode == 1 and "already exists" in again.stderr
+    assert again.returncode == 2 and "already exists" in again.stderr
     assert written.read_bytes() == (ROOT / "configs" / expected).read_bytes()
     if expected != "tiny.toml":
         sh("spade-async", "init", "tiny")
