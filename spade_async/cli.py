@@ -20,8 +20,8 @@ import click
 from spade_async import __version__
 from spade_async.allocator import tune_malloc
 from spade_async.commands.config_doc import config_doc, toml_with_docs
-from spade_async.commands.errors import CONFIG_FILE, DB_FILE, CommandFailed, run_folder
 from spade_async.commands.env_cmd import env
+from spade_async.commands.errors import CONFIG_FILE, DB_FILE, CommandFailed, run_folder
 from spade_async.commands.eval_cmd import eval_command
 from spade_async.commands.export_cmd import export
 from spade_async.commands.model_cmd import setup_model

@@ -11,7 +11,13 @@ from pathlib import Path
 
 import click
 
-from spade_async.commands.errors import CONFIG_FILE, DB_FILE, CommandFailed, UsageProblem, run_folder
+from spade_async.commands.errors import (
+    CONFIG_FILE,
+    DB_FILE,
+    CommandFailed,
+    UsageProblem,
+    run_folder,
+)
 
 
 def _run_dir(path: str) -> Path:

@@ -75,7 +75,7 @@ async def test_folders_console_events_resume_and_eval_step_agree(tmp_path: Path)
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["step_1", "step_2", "step_3"]
 
     _as_peft(run)
-    base, second, last = resolve_models(run, (), ("2", "last"))
+    _base, second, last = resolve_models(run, (), ("2", "last"))
     assert (second.label, Path(second.adapter or "").parent.name) == ("step_2", "step_2")
     assert (last.label, Path(last.adapter or "").parent.name) == ("step_3", "step_3")
     missing = CliRunner().invoke(cli, ["eval", str(run), "--step", "4"])

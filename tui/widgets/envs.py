@@ -20,6 +20,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from spade_async.textsafe import terminal_safe
+
 from ..reader import EnvDetail, EnvSummary
 from ..stats import fmt_num
 from .replay import render_episode

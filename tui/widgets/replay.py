@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from spade_async.textsafe import terminal_safe
+
 from ..reader import Episode
 
 _ROLE_STYLE = {"observation": "white", "agent": "bold cyan", "hint": "bold yellow"}
