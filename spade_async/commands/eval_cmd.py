@@ -57,11 +57,11 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
                  steps: tuple[str, ...], suites: tuple[str, ...], episodes: int, split: str, rg_size: int,
                  rg_max_new_tokens: int, concurrency: int | None, as_json: bool, no_save: bool, per_task: bool) -> None:
     """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
+    run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
+    cfg = _load_config(run, config_path, overrides)
     from spade_async.eval.models import ModelSpecError, resolve_models
     from spade_async.eval.suites import SuiteError, build_suite
 
-    run = run_folder(run_dir) if run_dir else None
-    cfg = _load_config(run, config_path, overrides)
     try:
         models = resolve_models(run, adapters, steps)
         options = {"episodes": episodes, "split": split, "rg_size": rg_size, "rg_max_new_tokens": rg_max_new_tokens}

@@ -37,10 +37,10 @@ def export() -> None:
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bool) -> None:
     """Write the adapter of RUN_DIR (a PEFT folder, or merged weights with --merge) to OUT."""
+    run = _run_dir(run_dir)  # before the heavy imports: a typo answers at once
     from spade_async.export.adapter import ExportError, export_adapter
     from spade_async.launch import KNOWN_ERRORS
 
-    run = _run_dir(run_dir)
     try:
         manifest = export_adapter(run, Path(out), step=step, merge=merge, force=force)
     except ExportError as exc:
@@ -66,11 +66,11 @@ def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bo
 def export_envs_cmd(run_dir: str, out: str, top: int | None, sort: str, skills: tuple[str, ...], min_win_rate: float | None,
                     max_win_rate: float | None, min_plays: int, include_seeds: bool, force: bool) -> None:
     """Write RUN_DIR's admitted environments to the folder OUT (gymnasium ids spade/<name>-v0)."""
+    run = _run_dir(run_dir)
     from spade_async.export.adapter import ExportError
     from spade_async.export.envs import EnvFilters, export_envs
 
     filters = EnvFilters(top, sort, skills, min_win_rate, max_win_rate, min_plays, include_seeds)
-    run = _run_dir(run_dir)
     try:
         manifest = export_envs(run, Path(out), filters, force=force)
     except ExportError as exc:
