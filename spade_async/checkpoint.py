@@ -1,7 +1,8 @@
 """Atomic, complete checkpoints: the adapter, the learner, the RNGs and the whole curriculum.
 
 Why this order: files are written into a temporary folder, fsynced, and renamed to
-``checkpoints/step_N`` (a rename is atomic on one filesystem); only then is the row in the
+``checkpoints/step_N`` (a rename is atomic on one filesystem; N is the step it was taken
+after, counted from 1 as the console counts: spade_async.steps); only then is the row in the
 ``checkpoints`` table committed. A kill -9 at any moment leaves either no row (the folder,
 if any, is ignored and cleaned) or a row whose folder is complete. Resume reads the newest
 row, restores everything, and deletes the database rows written after that step, so no
@@ -20,6 +21,7 @@ import numpy as np
 import torch
 
 from spade_async.failpoints import failpoint
+from spade_async.steps import checkpoint_folders, checkpoint_name
 
 STATE_FILE = "state.pt"
 ADAPTER_DIR = "adapter"
@@ -50,11 +52,12 @@ def set_rng_states(states: dict[str, Any]) -> None:
 
 
 def write_checkpoint(run_dir: Path, step: int, *, learner: Any | None, snapshot: dict[str, Any], config_hash: str) -> Path:
-    """Write ``checkpoints/step_{step}`` atomically and return its path (blocking; run in a thread)."""
+    """Write the checkpoint after internal step ``step`` (0-based) atomically as
+    ``checkpoints/step_{step + 1}`` and return its path (blocking; run in a thread)."""
     root = run_dir / "checkpoints"
     root.mkdir(parents=True, exist_ok=True)
-    final = root / f"step_{step}"
-    tmp = root / f".tmp-step_{step}-{os.getpid()}"
+    final = root / checkpoint_name(step)
+    tmp = root / f".tmp-{final.name}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     state = {
@@ -87,14 +90,15 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def prune_checkpoints(run_dir: Path, keep: int, committed_steps: set[int]) -> None:
-    """Delete temp folders and all but the newest ``keep`` committed checkpoints."""
+    """Delete temp folders and all but the newest ``keep`` committed checkpoints
+    (``committed_steps``: internal 0-based steps, as in the database)."""
     root = run_dir / "checkpoints"
     if not root.is_dir():
         return
     for leftover in root.glob(".tmp-step_*"):
         shutil.rmtree(leftover, ignore_errors=True)
-    steps = sorted(int(p.name.removeprefix("step_")) for p in root.glob("step_*") if p.name.removeprefix("step_").isdigit())
-    newest = sorted(s for s in steps if s in committed_steps)[-keep:]
-    for s in steps:
+    folders = {number - 1: path for number, path in checkpoint_folders(run_dir).items()}  # by internal step
+    newest = sorted(s for s in folders if s in committed_steps)[-keep:]
+    for s, path in folders.items():
         if s not in newest:
-            shutil.rmtree(root / f"step_{s}", ignore_errors=True)
+            shutil.rmtree(path, ignore_errors=True)

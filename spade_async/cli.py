@@ -9,8 +9,11 @@ errors: config errors here (exit 2), run errors in ``launch.launch_run`` (and th
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import click
 
@@ -18,6 +21,7 @@ from spade_async import __version__
 from spade_async.allocator import tune_malloc
 from spade_async.commands.config_doc import config_doc, toml_with_docs
 from spade_async.commands.env_cmd import env
+from spade_async.commands.errors import CONFIG_FILE, DB_FILE, CommandFailed, run_folder
 from spade_async.commands.eval_cmd import eval_command
 from spade_async.commands.export_cmd import export
 from spade_async.commands.model_cmd import setup_model
@@ -25,8 +29,28 @@ from spade_async.commands.presets_cmd import config_list, init
 from spade_async.commands.report_cmd import report
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.presets import resolve_config
+from spade_async.quiet import VERBOSE_ENV, quiet_libraries, verbose_requested
 
 EXIT_CONFIG = 2
+TUI_PACKAGE = "spade_async_tui"
+"""The TUI's import name once installed: the wheel maps the repository's tui/ folder to it
+(pyproject.toml, package-dir), so site-packages gets no top-level ``tui`` to collide with."""
+
+
+def _tui_module(name: str) -> ModuleType:
+    """``spade_async_tui.<name>``; from a checkout that was not installed (PYTHONPATH), its
+    ``tui/`` folder beside this package, and never some other project's ``tui``."""
+    try:
+        return importlib.import_module(f"{TUI_PACKAGE}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != TUI_PACKAGE:
+            raise
+    checkout = Path(__file__).resolve().parent.parent
+    spec = importlib.util.find_spec("tui")
+    origin = Path(spec.origin).resolve() if spec is not None and spec.origin else None
+    if origin is None or origin.parent != checkout / "tui":
+        raise ModuleNotFoundError(f"No module named {TUI_PACKAGE!r}", name=TUI_PACKAGE)
+    return importlib.import_module(f"tui.{name}")
 
 
 def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
@@ -39,10 +63,24 @@ def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
         sys.exit(EXIT_CONFIG)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Cli(click.Group):
+    """The command group; ``--verbose`` may also be written after the subcommand
+    (``spade-async eval runs/a --verbose``): it is moved in front, where the group reads it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        if "--verbose" in args[1:end]:
+            args = ["--verbose", *(a for i, a in enumerate(args) if not (a == "--verbose" and i < end))]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="spade-async")
-def cli() -> None:
+@click.option("--verbose", is_flag=True, help="Show the libraries' own output (progress bars, warnings), hidden by default; "
+              f"also {VERBOSE_ENV}=1. May follow the subcommand.")
+def cli(verbose: bool) -> None:
     """spade-async: SPADE self-play RL (design environments, play them, learn) on one box."""
+    quiet_libraries(verbose or verbose_requested())  # before any library is imported: spade_async/quiet.py
     tune_malloc()  # before any model is loaded: see spade_async/allocator.py
 
 
@@ -63,15 +101,12 @@ def run(config_path: str, overrides: tuple[str, ...], max_steps: int | None, hea
 
 
 @cli.command()
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.option("--headless", is_flag=True, help="Console progress only (no TUI).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Raise the step budget of the resumed run.")
 def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
     """Continue the run in RUN_DIR from its newest complete checkpoint, with its own config."""
-    config_file = Path(run_dir) / "config.toml"
-    if not config_file.is_file():
-        click.echo(f"error: {run_dir} is not a spade-async run folder (no config.toml)", err=True)
-        sys.exit(EXIT_CONFIG)
+    config_file = run_folder(run_dir, CONFIG_FILE) / CONFIG_FILE
     overrides = (f"run.max_steps={max_steps}",) if max_steps else ()
     cfg = _load_or_exit(str(config_file), overrides)
     sys.exit(_start(cfg, headless=headless, sync=False, resume=True, force=max_steps is not None))
@@ -89,7 +124,7 @@ def _start(cfg: Config, *, headless: bool, sync: bool, resume: bool, force: bool
         sys.exit(1)
     if not headless and sys.stdout.isatty() and sys.stdin.isatty():
         try:
-            from tui.run import run_with_tui
+            run_with_tui = _tui_module("run").run_with_tui
         except ImportError as exc:
             click.echo(f"note: TUI unavailable ({exc}); running headless", err=True)
         else:
@@ -133,12 +168,12 @@ def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool, gp
 @click.argument("run_dir", type=click.Path())
 def tui(run_dir: str) -> None:
     """Watch the run in RUN_DIR (live or finished) in the terminal UI."""
+    run = run_folder(run_dir, DB_FILE)
     try:
-        from tui.cli import run_tui
+        run_tui = _tui_module("cli").run_tui
     except ImportError as exc:  # the TUI is an optional part of the install
-        click.echo(f"error: the TUI is not available ({exc}); pip install textual", err=True)
-        sys.exit(1)
-    sys.exit(run_tui(Path(run_dir)))
+        raise CommandFailed(f"the TUI is not available ({exc}); pip install textual") from None
+    sys.exit(run_tui(run))
 
 
 cli.add_command(env)

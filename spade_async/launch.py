@@ -46,6 +46,7 @@ from spade_async.orchestrator import Pipeline
 from spade_async.placement import Placement, PlacementError, resolve_placement
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
 from spade_async.selfplay.designer import PromptTooLong
+from spade_async.steps import shown
 from spade_async.textsafe import terminal_safe
 from spade_async.tracking.sinks import TrackingError, check_installed
 
@@ -247,7 +248,7 @@ async def open_run(
                 )
                 failpoint("checkpoint_commit")  # folder in place, database row not yet committed
                 await store.record_checkpoint(step, str(path))
-                await store.record_event(step, "checkpoint", f"checkpoint at step {step + 1}: {path.name}")
+                await store.record_event(step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}")
                 committed.add(step)
                 prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
 
@@ -305,10 +306,12 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
     if "env_stats" in state["snapshot"]:
         await store.restore_environment_stats(state["snapshot"]["env_stats"])
     pipeline.start_step = step + 1
-    committed.add(step)
+    committed.update(s for s, _ in await store.checkpoints())  # all kept ones: pruning keeps the newest of them
     await store.set_run_status("running")
-    await store.record_event(step, "resume", f"resumed at step {step + 2} from the checkpoint after step {step + 1}")
-    report(f"resuming at step {step + 2} (checkpoint {Path(path).name}, adapter v{pipeline.engine.adapter_version})")
+    where = f"checkpoints/{Path(path).name}"
+    await store.record_event(step, "resume", f"resumed at step {shown(step) + 1} from the checkpoint after step {shown(step)} ({where})")
+    report(f"resuming at step {shown(step) + 1} from the checkpoint after step {shown(step)} "
+           f"({where}, adapter v{pipeline.engine.adapter_version})")
 
 
 def share_cpu_threads(cfg: Config, sync: bool) -> None:

@@ -56,6 +56,7 @@ from spade_async.selfplay.audit import audit_play
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
 from spade_async.selfplay.tool_agent import play_tool_episode
+from spade_async.steps import shown
 from spade_async.tracking.names import namespaced
 from spade_async.tracking.sinks import make_sinks
 
@@ -359,7 +360,7 @@ class Pipeline:
                     await fh.write(metrics_json_line(batch.step, metrics))
             tracked = namespaced(metrics)
             for sink in self.trackers:
-                await anyio.to_thread.run_sync(sink.log, batch.step, tracked)
+                await anyio.to_thread.run_sync(sink.log, shown(batch.step), tracked)
         return metrics
 
     def close_trackers(self) -> None:
@@ -444,9 +445,10 @@ class Pipeline:
 
 
 def metrics_json_line(step: int, metrics: dict[str, float]) -> str:
-    """One JSON object per line; NaN (not measured) becomes null, as in the database."""
+    """One JSON object per line, ``step`` counted from 1 as on the console (``step`` is the
+    internal 0-based index); NaN (not measured) becomes null, as in the database."""
     clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
-    return json.dumps({"step": step, **clean}) + "\n"
+    return json.dumps({"step": shown(step), **clean}) + "\n"
 
 
 def _fmt(value: float | None, spec: str = ".2f") -> str:
@@ -457,7 +459,7 @@ def format_step_line(step: int, m: dict[str, float], learning: bool) -> str:
     """One console line per step."""
     learn = f"loss {_fmt(m.get('loss'), '.4f')} v{int(m.get('adapter_version', 0))}" if learning else "learner off"
     return (
-        f"step {step + 1:>4} | valid {_fmt(m.get('valid_fraction'))} | envs {int(m.get('n_envs', 0))} "
+        f"step {shown(step):>4} | valid {_fmt(m.get('valid_fraction'))} | envs {int(m.get('n_envs', 0))} "
         f"| win {_fmt(m.get('plain_return_mean'))} hint {_fmt(m.get('hint_return_mean'))} "
         f"| regret {_fmt(m.get('regret_mean'))} | learnable {_fmt(m.get('learnable_fraction'))} "
         f"| {learn} | gen {_fmt(m.get('tokens_per_s'), '.0f')} tok/s "

@@ -21,18 +21,18 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 
-from tui.confirm import ConfirmStopScreen
-from tui.controller import RunController
-from tui.export import export_env
-from tui.reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
-from tui.stats import band_counts, points, recent_envs, skill_stats
-from tui.widgets.bands import BandHistogram
-from tui.widgets.envs import EnvDetailView, EnvTable
-from tui.widgets.evals import EvalPanel
-from tui.widgets.events import EventLog
-from tui.widgets.header import RunHeader
-from tui.widgets.plots import ChartPanel, Series
-from tui.widgets.skills import SkillTable
+from .confirm import ConfirmStopScreen
+from .controller import RunController
+from .export import export_env
+from .reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
+from .stats import band_counts, points, recent_envs, skill_stats
+from .widgets.bands import BandHistogram
+from .widgets.envs import EnvDetailView, EnvTable
+from .widgets.evals import EvalPanel
+from .widgets.events import EventLog
+from .widgets.header import RunHeader
+from .widgets.plots import ChartPanel, Series
+from .widgets.skills import SkillTable
 
 # (chart id, ((legend label, metric key, colour), ...)): the series overlaid on each chart.
 # Colours are RGB hex, so the chart's lines and the legend's marks are the same colour

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tui.db import DB_FILENAME
+from .db import DB_FILENAME
 
 
 def resolve_db(run_dir: Path) -> Path | str:
@@ -29,9 +29,9 @@ def run_tui(run_dir: Path) -> int:
     """Watch the run in ``run_dir`` until the user quits; returns a process exit code."""
     db = resolve_db(Path(run_dir))
     if isinstance(db, str):
-        print(f"spade-async tui: {db}", file=sys.stderr)
+        print(f"error: {db}", file=sys.stderr)  # the style of every spade-async command
         return 2
-    from tui.app import SpadeApp  # imported here so a bad path fails fast
+    from .app import SpadeApp  # imported here so a bad path fails fast
 
     result = SpadeApp(db).run()
     return result or 0

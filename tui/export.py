@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tui.reader import EnvDetail
-from tui.stats import fmt_num
+from .reader import EnvDetail
+from .stats import fmt_num
 
 
 def export_filename(detail: EnvDetail) -> str:

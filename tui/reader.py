@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.db import open_for_polling
+from .db import open_for_polling
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ class PipelineController:
 
 def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     """Run ``cfg`` under the TUI; returns the process exit status."""
-    from tui.app import SpadeApp
+    from .app import SpadeApp
 
     run_dir = Path(cfg.run.run_dir)
     try:  # as headless does: a config this machine cannot run, or a wrong folder, writes nothing

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tui.reader import EnvSummary, RunInfo, StepRow
+from .reader import EnvSummary, RunInfo, StepRow
 
 BANDS: tuple[tuple[str, str], ...] = (
     ("band_too_easy", "too easy"),

@@ -1,4 +1,5 @@
-"""``spade-async env check|play FILE.py``: validate or play an environment file in the sandbox.
+"""``spade-async env check|play ENV``: validate or play an environment file (or a built-in seed
+environment by name, e.g. ``mastermind``) in the sandbox.
 
 Why a separate group: it is the tool a person uses to see exactly what the trainer would
 decide about a candidate (same sandbox, same checks, same reasons) and to play it by hand.
@@ -20,7 +21,9 @@ from typing import Any
 import anyio
 import click
 
+from spade_async.commands.errors import UsageProblem
 from spade_async.config import Config, ConfigError, load_config
+from spade_async.envs.seeds import find_seed, seed_names
 from spade_async.sandbox.errors import SandboxError
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT, validate_source
@@ -36,14 +39,37 @@ def _config(path: str | None) -> Config:
     try:
         return load_config(path) if path else Config()
     except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise UsageProblem(str(exc)) from None
 
 
 def _read_source(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise click.ClickException(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+        raise UsageProblem(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from None
+
+
+def _resolve_env(env_arg: str) -> tuple[Path, str, str | None]:
+    """ENV as a file path (it wins when it exists) or a built-in seed's name (``mastermind``):
+    its display path, its source, and for a seed its domain."""
+    path = Path(env_arg)
+    if path.exists():
+        if path.is_dir():
+            raise UsageProblem(f"{env_arg}: a folder; give an environment file or a seed name")
+        return path, _read_source(path), None
+    found = find_seed(env_arg) if "/" not in env_arg and not env_arg.endswith(".py") else None
+    if found is None:
+        raise UsageProblem(f"{env_arg}: no such file, nor a built-in seed environment of that name "
+                                   f"(seeds: {', '.join(seed_names())})")
+    seed, domain = found
+    return Path(f"{seed.name} (built-in seed)"), seed.source, domain
+
+
+def _config_for(config_path: str | None, domain: str | None) -> Config:
+    """The --config file, else the defaults, in the seed's own domain when ENV named one."""
+    if config_path is None and domain is not None:
+        return Config.model_validate({"selfplay": {"domain": domain}})
+    return _config(config_path)
 
 
 async def play_actions(pool: SandboxPool, source: str, seed: int, actions: list[str]) -> list[dict[str, Any]]:
@@ -106,7 +132,7 @@ def env() -> None:
 
 
 @env.command("check")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("env_arg", metavar="ENV")
 @click.option("--seed", type=int, default=0, show_default=True, help="First seed checked and used for --actions.")
 @click.option("--actions", default="", help='Actions to play after the checks, separated by "|".')
 @click.option("--max-turns", type=click.IntRange(min=1), default=ADMISSION_TURN_LIMIT, show_default=True,
@@ -114,10 +140,11 @@ def env() -> None:
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Config file whose [sandbox] limits and selfplay.domain (tool_use: the tool-use checks) apply.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def check(file: Path, seed: int, actions: str, max_turns: int, config_path: str | None, as_json: bool) -> None:
-    """Validate FILE in the sandbox; exit 0 if admitted, 1 if rejected."""
-    cfg = _config(config_path)
-    source = _read_source(file)
+def check(env_arg: str, seed: int, actions: str, max_turns: int, config_path: str | None, as_json: bool) -> None:
+    """Validate ENV (an environment file, or a built-in seed by name: mastermind) in the
+    sandbox; exit 0 if admitted, 1 if rejected."""
+    file, source, domain = _resolve_env(env_arg)
+    cfg = _config_for(config_path, domain)
     action_list = actions.split("|") if actions else []
     try:
         report = anyio.run(check_source, source, cfg, seed, action_list, max_turns)
@@ -171,13 +198,14 @@ def _read_action(turn: int) -> str | None:
 
 
 @env.command("play")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("env_arg", metavar="ENV")
 @click.option("--seed", type=int, default=None, help="Replay this seed (default: a fresh random seed, printed).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None)
-def play(file: Path, seed: int | None, config_path: str | None) -> None:
-    """Play FILE in the terminal, one action per line."""
-    cfg = _config(config_path)
-    source = _read_source(file)
+def play(env_arg: str, seed: int | None, config_path: str | None) -> None:
+    """Play ENV (an environment file, or a built-in seed by name: mastermind) in the terminal,
+    one action per line."""
+    _file, source, domain = _resolve_env(env_arg)
+    cfg = _config_for(config_path, domain)
     if seed is None:
         seed = secrets.randbelow(2**31)
     click.echo(f"seed {seed} (replay with --seed {seed})")

@@ -19,28 +19,30 @@ from typing import Any
 import anyio
 import click
 
+from spade_async.commands.errors import CONFIG_FILE, CommandFailed, UsageProblem, run_folder
 from spade_async.config import Config, ConfigError, load_config
 
 
 def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple[str, ...]) -> Config:
     if config_path is None and run_dir is None:
-        raise click.UsageError("give a RUN_DIR (a training run folder) or --config CONFIG (base model only)")
-    path = Path(config_path) if config_path else run_dir / "config.toml"  # type: ignore[operator]
+        raise UsageProblem("give a RUN_DIR (a training run folder) or --config CONFIG (base model only)")
+    if config_path is None:
+        run_folder(run_dir, CONFIG_FILE)  # type: ignore[arg-type]  # checked above
+    path = Path(config_path) if config_path else run_dir / CONFIG_FILE  # type: ignore[operator]
     if not path.is_file():
-        raise click.ClickException(f"{run_dir} is not a spade-async run folder (no config.toml); "
-                                   "pass a run folder, or --config CONFIG to evaluate a base model")
+        raise UsageProblem(f"--config {config_path}: no such file")
     try:
         return load_config(path, list(overrides))
     except ConfigError as exc:
-        raise click.ClickException("; ".join(exc.problems)) from None
+        raise UsageProblem("; ".join(exc.problems)) from None
 
 
 @click.command("eval")
-@click.argument("run_dir", required=False, type=click.Path(file_okay=False))
+@click.argument("run_dir", required=False, type=click.Path())
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config whose model and sampling to use (default: RUN_DIR/config.toml).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value, e.g. engine.agent.temperature=0.7.")
 @click.option("--adapter", "adapters", multiple=True, metavar="PATH", help="A PEFT adapter folder (or a checkpoint folder) to compare with the base. Repeatable.")
-@click.option("--step", "steps", multiple=True, metavar="N|last", help="The adapter of RUN_DIR/checkpoints/step_N. Repeatable. Default: the newest checkpoint.")
+@click.option("--step", "steps", multiple=True, metavar="N|last", help="The adapter of the checkpoint after step N (counted from 1, as on the console): RUN_DIR/checkpoints/step_N. Repeatable. Default: the newest checkpoint.")
 @click.option("--suite", "suites", multiple=True, default=("games",), show_default=True, metavar="NAME[:ARG]",
               help="games, games:easy, games:standard, reasoning_gym[:FAMILIES], envs:FOLDER. Repeatable.")
 @click.option("--episodes", type=click.IntRange(min=1), default=16, show_default=True, help="Held-out episodes per environment.")
@@ -55,19 +57,17 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
                  steps: tuple[str, ...], suites: tuple[str, ...], episodes: int, split: str, rg_size: int,
                  rg_max_new_tokens: int, concurrency: int | None, as_json: bool, no_save: bool, per_task: bool) -> None:
     """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
+    run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
+    cfg = _load_config(run, config_path, overrides)
     from spade_async.eval.models import ModelSpecError, resolve_models
     from spade_async.eval.suites import SuiteError, build_suite
 
-    run = Path(run_dir) if run_dir else None
-    if run is not None and not run.is_dir():
-        raise click.ClickException(f"{run_dir}: no such run folder")
-    cfg = _load_config(run, config_path, overrides)
     try:
         models = resolve_models(run, adapters, steps)
         options = {"episodes": episodes, "split": split, "rg_size": rg_size, "rg_max_new_tokens": rg_max_new_tokens}
         built = [build_suite(spec, options) for spec in suites]
     except (ModelSpecError, SuiteError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise UsageProblem(str(exc)) from None
     db = run / "run.sqlite" if run is not None and not no_save else None
     if db is not None and not db.is_file():
         db = None
@@ -80,7 +80,7 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
     except Exception as group:
         inner = innermost(group)
         if isinstance(inner, KNOWN_ERRORS):
-            raise click.ClickException(str(inner)) from None
+            raise CommandFailed(str(inner)) from None
         raise
     if as_json:
         click.echo(json.dumps(payload, indent=1))
@@ -153,6 +153,7 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
 def _track(cfg: Config, run_dir: Path, rows: list[Any], models: list[Any], err: Any) -> None:
     """Send the figures to the run's tracking sinks (``eval/<model>/<suite>/<metric>...``), each
     adapter at its checkpoint's step; a sink failure is a warning, the results are saved already."""
+    from spade_async.steps import shown
     from spade_async.tracking.names import eval_metrics
     from spade_async.tracking.sinks import TRACKING_BACKENDS, make_sinks
 
@@ -166,7 +167,7 @@ def _track(cfg: Config, run_dir: Path, rows: list[Any], models: list[Any], err: 
                 figures = eval_metrics(r for r in rows if r.model == model.label)
                 if figures:
                     for sink in sinks:
-                        sink.log(model.step if model.step is not None else 0, figures)
+                        sink.log(shown(model.step) if model.step is not None else 0, figures)
         finally:
             for sink in sinks:
                 sink.close()

@@ -11,12 +11,17 @@ from pathlib import Path
 
 import click
 
+from spade_async.commands.errors import (
+    CONFIG_FILE,
+    DB_FILE,
+    CommandFailed,
+    UsageProblem,
+    run_folder,
+)
+
 
 def _run_dir(path: str) -> Path:
-    run = Path(path)
-    if not (run / "run.sqlite").is_file() or not (run / "config.toml").is_file():
-        raise click.ClickException(f"{path} is not a spade-async run folder (needs run.sqlite and config.toml)")
-    return run
+    return run_folder(path, DB_FILE, CONFIG_FILE)
 
 
 @click.group()
@@ -25,26 +30,29 @@ def export() -> None:
 
 
 @export.command("adapter")
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--step", default="last", show_default=True, metavar="N|last", help="Checkpoint checkpoints/step_N to take the adapter from.")
+@click.option("--step", default="last", show_default=True, metavar="N|last", help="The checkpoint after step N (counted from 1, as on the console): checkpoints/step_N.")
 @click.option("--merge", is_flag=True, help="Merge into the base weights (+ tokenizer): loadable by transformers alone.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bool) -> None:
     """Write the adapter of RUN_DIR (a PEFT folder, or merged weights with --merge) to OUT."""
+    run = _run_dir(run_dir)  # before the heavy imports: a typo answers at once
     from spade_async.export.adapter import ExportError, export_adapter
     from spade_async.launch import KNOWN_ERRORS
 
     try:
-        manifest = export_adapter(_run_dir(run_dir), Path(out), step=step, merge=merge, force=force)
-    except (ExportError, *KNOWN_ERRORS) as exc:
-        raise click.ClickException(str(exc)) from None
+        manifest = export_adapter(run, Path(out), step=step, merge=merge, force=force)
+    except ExportError as exc:
+        raise UsageProblem(str(exc)) from None
+    except KNOWN_ERRORS as exc:
+        raise CommandFailed(str(exc)) from None
     kind = "merged model" if merge else "PEFT adapter"
-    click.echo(f"wrote the {kind} of step_{manifest['step']} to {out}")
+    click.echo(f"wrote the {kind} of step {manifest['step']} to {out}")
 
 
 @export.command("envs")
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Keep the best N after filtering (see --sort).")
 @click.option("--sort", type=click.Choice(["regret", "designer_reward", "learnable", "plays", "newest"]), default="regret",
@@ -58,14 +66,15 @@ def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bo
 def export_envs_cmd(run_dir: str, out: str, top: int | None, sort: str, skills: tuple[str, ...], min_win_rate: float | None,
                     max_win_rate: float | None, min_plays: int, include_seeds: bool, force: bool) -> None:
     """Write RUN_DIR's admitted environments to the folder OUT (gymnasium ids spade/<name>-v0)."""
+    run = _run_dir(run_dir)
     from spade_async.export.adapter import ExportError
     from spade_async.export.envs import EnvFilters, export_envs
 
     filters = EnvFilters(top, sort, skills, min_win_rate, max_win_rate, min_plays, include_seeds)
     try:
-        manifest = export_envs(_run_dir(run_dir), Path(out), filters, force=force)
+        manifest = export_envs(run, Path(out), filters, force=force)
     except ExportError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise UsageProblem(str(exc)) from None
     click.echo(f"wrote {len(manifest)} environment(s) to {out}")
     for entry in manifest:
         w = entry["win_rate"]

@@ -71,7 +71,8 @@ def init(preset_name: str | None, directory: str) -> None:
         _fail(unknown_preset(preset_name).problems[0], status=2)
     target = Path(directory) / preset.path.name
     if target.exists():
-        _fail(f"{target} already exists; edit it, or remove it first, or write elsewhere: spade-async init {preset.name} DIR")
+        _fail(f"{target} already exists; edit it, or remove it first, or write elsewhere: spade-async init {preset.name} DIR",
+              status=2)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(preset.path.read_bytes())
 

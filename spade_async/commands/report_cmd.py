@@ -6,15 +6,15 @@ from pathlib import Path
 
 import click
 
+from spade_async.commands.errors import DB_FILE, run_folder
+
 
 @click.command("report")
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("run_dir", type=click.Path())
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Output folder (default: RUN_DIR/report).")
 def report(run_dir: str, out: str | None) -> None:
     """Write plots (PNG) and report.md for RUN_DIR; reads its database read-only."""
-    run = Path(run_dir)
-    if not (run / "run.sqlite").is_file():
-        raise click.ClickException(f"{run_dir} is not a spade-async run folder (no run.sqlite)")
+    run = run_folder(run_dir, DB_FILE)
     from spade_async.report.build import build_report
 
     files = build_report(run, Path(out) if out else None)

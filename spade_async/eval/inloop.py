@@ -26,7 +26,8 @@ Protocol:
   actually used: ``adapter`` = ``v5``, or ``v5-v6`` when a swap happened mid-evaluation.
   ``step`` is the training step after which the evaluation was requested. The model label is
   ``loop`` (one curve, whose newest row the TUI and the report show).
-- **Results.** Rows in the ``evals`` table (``eval_id`` ``loop-step-N``: means, the paired
+- **Results.** Rows in the ``evals`` table (``eval_id`` ``loop-step-N``, N counted from 1 as
+  on the console, the ``step`` column the database's 0-based index: means, the paired
   delta against the base with its 95% bootstrap interval, n), figures to the tracking sinks
   (``eval/return``, ``eval/return_delta``, ...; see ``tracking.names.loop_eval_metrics``) at
   step N, and one console line.
@@ -68,6 +69,7 @@ from spade_async.eval.runner import (
 from spade_async.eval.suites import EvalContext, ItemScore, SuiteError, build_suite
 from spade_async.memory.store import LOOP_BASE_EVAL_ID, LOOP_EVAL_PREFIX, Store
 from spade_async.sandbox.pool import SandboxPool
+from spade_async.steps import shown
 from spade_async.tracking.names import loop_eval_metrics
 from spade_async.tracking.sinks import Sink
 
@@ -127,7 +129,7 @@ def format_eval_line(step: int | None, label: str, rows: Sequence[ResultRow], se
             text += f" (base {row.base_mean:.3f}, delta {row.delta:+.3f}{interval})"
         parts.append(text)
     n = rows[0].n if rows else 0
-    where = "base model" if step is None else f"after step {step + 1}, {label}"
+    where = "base model" if step is None else f"after step {shown(step)}, {label}"
     return f"eval {where} | {' | '.join(parts)} | n {n} | {seconds:.0f}s | skipped {skipped}"
 
 
@@ -257,9 +259,9 @@ class InLoopEval:
             models = [ModelSpec(LOOP)]
         rows = await anyio.to_thread.run_sync(lambda: summarise([table], models))
         rows = [replace(r, adapter=label, step=step) for r in rows if r.model == LOOP]
-        await self._record(f"{LOOP_EVAL_PREFIX}{step}", step, rows, seconds)
+        await self._record(f"{LOOP_EVAL_PREFIX}{shown(step)}", step, rows, seconds)
         self.evaluated.append(step)
-        await self._track(step, {**loop_eval_metrics(rows), "eval/skipped": float(self.skipped), "eval/seconds": seconds})
+        await self._track(shown(step), {**loop_eval_metrics(rows), "eval/skipped": float(self.skipped), "eval/seconds": seconds})
         self._print(format_eval_line(step, label, rows, seconds, self.skipped))
 
     # -- helpers ---------------------------------------------------------------------------

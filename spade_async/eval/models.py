@@ -2,9 +2,9 @@
 
 Why a module: ``--step 12``, ``--step last``, ``--adapter PATH`` (a PEFT folder or a
 checkpoint folder holding one) must all resolve to a PEFT adapter folder, or fail with one
-line that says what exists instead. Checkpoints are named as on disk: ``--step N`` is
-``RUN_DIR/checkpoints/step_N`` (the checkpoint written after training step N + 1, counting
-from 1 as the console does).
+line that says what exists instead. ``--step N`` is the checkpoint taken after step N as the
+console counts it (from 1): ``RUN_DIR/checkpoints/step_N`` (in a run written before this
+numbering, whose folders were named from 0, ``step_{N-1}``; see spade_async.steps).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from spade_async.checkpoint import ADAPTER_DIR
 from spade_async.eval.runner import BASE, ModelSpec
+from spade_async.steps import checkpoint_folders
 
 ADAPTER_FILE = "adapter_config.json"
 
@@ -21,11 +22,14 @@ class ModelSpecError(Exception):
     """An adapter or checkpoint that cannot be evaluated; the message names it and the fix."""
 
 
+def _adapter_checkpoints(run_dir: Path) -> dict[int, Path]:
+    """Checkpoint folders holding an adapter, by step number (from 1, as the console counts)."""
+    return {n: folder for n, folder in checkpoint_folders(run_dir).items() if (folder / ADAPTER_DIR).is_dir()}
+
+
 def checkpoint_steps(run_dir: Path) -> list[int]:
-    root = run_dir / "checkpoints"
-    if not root.is_dir():
-        return []
-    return sorted(int(p.name[5:]) for p in root.glob("step_*") if p.name[5:].isdigit() and (p / ADAPTER_DIR).is_dir())
+    """Step numbers (from 1) of the checkpoints of ``run_dir`` that hold an adapter, oldest first."""
+    return list(_adapter_checkpoints(run_dir))
 
 
 def adapter_folder(path: Path) -> Path:
@@ -37,17 +41,19 @@ def adapter_folder(path: Path) -> Path:
 
 
 def step_adapter(run_dir: Path, step: str) -> ModelSpec:
-    steps = checkpoint_steps(run_dir)
-    if not steps:
+    """The adapter of the checkpoint after step ``step`` (from 1) or ``last``; labelled ``step_N``
+    with the same number (``ModelSpec.step`` is the database's 0-based index)."""
+    found = _adapter_checkpoints(run_dir)
+    if not found:
         raise ModelSpecError(f"{run_dir} has no checkpoint with an adapter; train first, or pass --adapter PATH")
     if step == "last":
-        n = steps[-1]
-    elif step.isdigit() and int(step) in steps:
+        n = max(found)
+    elif step.isdigit() and int(step) in found:
         n = int(step)
     else:
-        raise ModelSpecError(f"--step {step}: no checkpoint {run_dir}/checkpoints/step_{step}; "
-                             f"available: {', '.join(map(str, steps))} (or 'last')")
-    return ModelSpec(f"step_{n}", str(adapter_folder(run_dir / "checkpoints" / f"step_{n}")), n)
+        raise ModelSpecError(f"--step {step}: no checkpoint after step {step} in {run_dir}/checkpoints; "
+                             f"available: {', '.join(map(str, found))} (or 'last')")
+    return ModelSpec(f"step_{n}", str(adapter_folder(found[n])), n - 1)
 
 
 def resolve_models(run_dir: Path | None, adapters: tuple[str, ...], steps: tuple[str, ...]) -> list[ModelSpec]:

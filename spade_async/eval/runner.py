@@ -36,7 +36,8 @@ class ModelSpec:
     label: str
     adapter: str | None = None
     step: int | None = None
-    """Training step of the adapter's checkpoint, when it came from one."""
+    """Training step of the adapter's checkpoint, when it came from one: the database's 0-based
+    index (the label and everything shown count from 1: spade_async.steps)."""
 
 
 @dataclass

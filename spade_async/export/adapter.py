@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.eval.models import ADAPTER_FILE, ModelSpecError, step_adapter
+from spade_async.steps import shown
 
 MANIFEST = "spade_export.json"
 
@@ -32,13 +33,14 @@ def _fresh_out(out: Path, force: bool) -> None:
 
 
 def find_adapter(run_dir: Path, step: str = "last") -> tuple[Path, int]:
-    """The adapter folder of ``run_dir/checkpoints/step_N`` (``last``: the newest) and N."""
+    """The adapter folder of the checkpoint after step N (``last``: the newest) and N, counted
+    from 1 as the console counts (``run_dir/checkpoints/step_N``; see spade_async.steps)."""
     try:
         spec = step_adapter(run_dir, step)
     except ModelSpecError as exc:
         raise ExportError(str(exc)) from None
     assert spec.adapter is not None and spec.step is not None
-    return Path(spec.adapter), spec.step
+    return Path(spec.adapter), shown(spec.step)
 
 
 def export_adapter(run_dir: Path, out: Path, *, step: str = "last", merge: bool = False, force: bool = False,

@@ -23,6 +23,7 @@ from typing import Any
 
 from spade_async.export.adapter import ExportError, _fresh_out
 from spade_async.memory.readonly import open_readonly
+from spade_async.steps import shown
 
 MANIFEST = "manifest.json"
 SORT_KEYS = ("regret", "designer_reward", "learnable", "plays", "newest")
@@ -129,7 +130,7 @@ def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = 
                          "skill": r["skill"], "origin": r["origin"], "hint": r["hint"], "win_rate": r["win_rate"],
                          "hint_win_rate": r["hint_win_rate"], "regret": r["regret"],
                          "designer_reward": r["designer_reward"], "n_plays": r["n_plays"],
-                         "created_step": r["created_step"]})
+                         "created_step": shown(r["created_step"])})  # counted from 1, as the TUI shows it
     (out / MANIFEST).write_text(json.dumps({"run_dir": str(run_dir.resolve()), "envs": manifest}, indent=1))
     (out / "__init__.py").write_text(REGISTER_MODULE.format(package=out.name))
     return manifest

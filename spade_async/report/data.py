@@ -30,6 +30,7 @@ class RunData:
     """Rows of the ``evals`` table (empty for a database without it)."""
     episodes: int = 0
     checkpoints: list[int] = field(default_factory=list)
+    """Steps of the ``checkpoints`` table: the database's 0-based indices (``steps`` counts from 1)."""
 
     def series(self, key: str) -> list[float]:
         return [m.get(key, math.nan) for m in self.metrics]

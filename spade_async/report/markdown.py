@@ -7,6 +7,7 @@ from pathlib import Path
 
 from spade_async.report.data import RunData
 from spade_async.report.plots import PLOTS, eval_headlines
+from spade_async.steps import checkpoint_folders, shown
 from spade_async.textsafe import terminal_safe
 
 
@@ -22,9 +23,11 @@ def _mean_of(values: list[float]) -> float:
 
 
 def _checkpoints(data: RunData, run_dir: Path) -> str:
-    """The checkpoints still on disk (``run.keep_checkpoints`` prunes older folders; the table keeps them all)."""
-    kept = [s for s in data.checkpoints if (run_dir / "checkpoints" / f"step_{s}").is_dir()]
-    text = ", ".join(f"step_{s}" for s in kept) or "none"
+    """The checkpoints still on disk, by folder name (``run.keep_checkpoints`` prunes older folders;
+    the table keeps them all). The table counts steps from 0, folders from 1: spade_async.steps."""
+    folders = checkpoint_folders(run_dir)
+    kept = [folders[shown(s)].name for s in data.checkpoints if shown(s) in folders]
+    text = ", ".join(kept) or "none"
     pruned = len(data.checkpoints) - len(kept)
     return text + (f" ({pruned} older pruned)" if pruned else "")
 

@@ -57,6 +57,11 @@ def copy_checkout(dest: Path) -> Path:
     return dest
 
 
+def tree(root: Path) -> set[str]:
+    """Every path under ``root``, relative (to see what a build wrote there)."""
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
 def constraints(path: Path) -> Path:
     """Pin every distribution installed here (torch included) except spade-async and the model."""
     pins = set()
@@ -82,10 +87,10 @@ class Shell:
         self.env, self.cwd = env, cwd
         self.times: list[tuple[str, float]] = []
 
-    def __call__(self, *cmd: str | Path, ok: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    def __call__(self, *cmd: str | Path, ok: bool = True, timeout: float = 900, stdin: str = "") -> subprocess.CompletedProcess[str]:
         t0 = time.perf_counter()
         result = subprocess.run([str(c) for c in cmd], cwd=self.cwd, env=self.env, capture_output=True,
-                                text=True, timeout=timeout, check=False)
+                                text=True, timeout=timeout, check=False, input=stdin)
         self.times.append((" ".join([Path(cmd[0]).name, *map(str, cmd[1:4])]), round(time.perf_counter() - t0, 1)))
         if ok:
             assert result.returncode == 0, f"{cmd}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
@@ -102,12 +107,16 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
 
     # the wheel: built from a copy of the checkout, carrying every preset, prompt and seed
     source = copy_checkout(tmp_path / "src")
+    before = tree(source)
     sh(python, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp_path / "dist", source)
+    assert tree(source) == before  # no build/ nor *.egg-info left in the checkout (setup.py builds elsewhere)
     (wheel,) = (tmp_path / "dist").glob("spade_async-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
+    # top-level names: the library and the TUI under the project's own names, nothing generic like `tui`
+    assert {n.split("/")[0] for n in names} == {"spade_async", "spade_async_tui", "spade_async-0.1.0.dist-info"}
     presets = sorted(p.name for p in (ROOT / "configs").glob("*.toml"))
     assert presets and all(f"spade_async/configs/{p}" in names for p in presets), sorted(names)
-    for packaged in ("tui/app.tcss", "spade_async/py.typed"):
+    for packaged in ("spade_async_tui/app.tcss", "spade_async_tui/widgets/plots.py", "spade_async/py.typed"):
         assert packaged in names
     assert any(n.startswith("spade_async/selfplay/prompts/") and n.endswith(".txt") for n in names)
     assert any(n.startswith("spade_async/envs/seeds/easy/") for n in names)
@@ -121,12 +130,26 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     installed_at, torch_version = where.stdout.split()
     assert Path(installed_at).is_relative_to(venv_dir), installed_at  # not the checkout
     assert torch_version == importlib.metadata.version("torch")  # the same (CPU) build, not a download
+    site = Path(installed_at).parent.parent
+    ours = {p.name for p in site.iterdir() if p.name.startswith("spade_async")}
+    assert ours == {"spade_async", "spade_async_tui", "spade_async-0.1.0.dist-info"} and not (site / "tui").exists()
+    assert sh(python, "-c", "import tui", ok=False).returncode == 1  # no top-level `tui` installed
+    sh(python, "-c", "import spade_async_tui.app, spade_async_tui.cli")  # the TUI imports under its own name
     t_installed = time.perf_counter()
 
     # what a pip user types, from an empty folder
     listed = sh("spade-async", "config", "list").stdout
     for preset in presets:
         assert f"\n{Path(preset).stem} " in f"\n{listed}"
+
+    # the commands that take a run folder, on one that does not exist: one line, exit 2
+    for command in (["tui"], ["report"], ["eval"], ["resume"], ["export", "adapter"]):
+        no_run = sh("spade-async", *command, "runs/none", *(["out"] if command[0] == "export" else []), ok=False)
+        assert (no_run.returncode, no_run.stderr) == (2, "error: no such run folder: runs/none\n"), command
+    # a seed environment by name (no checkout here: the file lives inside the installed package)
+    played = sh("spade-async", "env", "play", "mastermind", "--seed", "1", ok=False, stdin="\n")
+    assert played.returncode == 0 and "bye" in played.stdout, played.stdout + played.stderr
+    assert "ADMITTED" in sh("spade-async", "env", "check", "mastermind").stdout
 
     missing = sh("spade-async", "run", "tiny", *QUICK_STEP, ok=False)
     assert missing.returncode == 1
@@ -141,7 +164,7 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     written = home / expected
     assert written.read_bytes() == (ROOT / "configs" / expected).read_bytes()  # comments included
     again = sh("spade-async", "init", ok=False)
-    assert again.returncode == 1 and "already exists" in again.stderr
+    assert again.returncode == 2 and "already exists" in again.stderr
     assert written.read_bytes() == (ROOT / "configs" / expected).read_bytes()
     if expected != "tiny.toml":
         sh("spade-async", "init", "tiny")
@@ -153,7 +176,7 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     run = sh("spade-async", "run", "tiny.toml", *QUICK_STEP, timeout=1800)
     assert "finished after step 1" in run.stdout, run.stdout + run.stderr
     assert (home / "runs" / "tiny" / "run.sqlite").is_file()
-    assert (home / "runs" / "tiny" / "checkpoints" / "step_0").is_dir()
+    assert (home / "runs" / "tiny" / "checkpoints" / "step_1").is_dir()  # step 1, as the console said
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"\nwheel test: build+install {t_installed - t_start:.0f}s, total {time.perf_counter() - t_start:.0f}s wall, "
           f"commands' CPU {cpu.ru_utime - cpu_start.ru_utime:.0f}s user + {cpu.ru_stime - cpu_start.ru_stime:.0f}s sys; "

@@ -29,7 +29,7 @@ def test_merged_export_gives_the_logits_of_base_plus_adapter(tmp_path: Path, tin
     out = tmp_path / "merged"
     result = CliRunner().invoke(cli, ["export", "adapter", str(run), str(out), "--merge"])
     assert result.exit_code == 0, result.output
-    assert "merged model of step_2" in result.output
+    assert "merged model of step 2" in result.output
     merged = AutoModelForCausalLM.from_pretrained(str(out))  # transformers alone
     tok = AutoTokenizer.from_pretrained(str(out))
     ids = torch.tensor([tok.encode("The knight moves to \\boxed{e4}")])
@@ -52,11 +52,11 @@ def test_peft_export_and_bad_input(tmp_path: Path, tiny_model_dir: Path) -> None
     assert CliRunner().invoke(cli, ["export", "adapter", str(run), str(out)]).exit_code == 0
     assert PeftConfig.from_pretrained(str(out)).r == 4
     again = CliRunner().invoke(cli, ["export", "adapter", str(run), str(out)])
-    assert again.exit_code == 1 and "not empty" in again.output and "--force" in again.output
+    assert again.exit_code == 2 and "not empty" in again.output and "--force" in again.output
     missing = CliRunner().invoke(cli, ["export", "adapter", str(run), str(tmp_path / "x"), "--step", "9"])
-    assert missing.exit_code == 1 and "available: 2" in missing.output
+    assert missing.exit_code == 2 and "available: 2" in missing.output
     not_run = CliRunner().invoke(cli, ["export", "envs", str(tmp_path), str(tmp_path / "y")])
-    assert not_run.exit_code == 1 and "not a spade-async run folder" in not_run.output
+    assert not_run.exit_code == 2 and "not a spade-async run folder" in not_run.output
     assert "Traceback" not in missing.output + not_run.output
 
 

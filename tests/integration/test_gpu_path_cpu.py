@@ -272,12 +272,12 @@ def test_pruning_keeps_the_newest_and_the_checkpointed_versions(tmp_path: Path) 
     (tmp_path / "adapters" / "notes").mkdir()
     write_checkpoint(tmp_path, 3, learner=VersionedLearner(2), snapshot={}, config_hash="h")
     write_checkpoint(tmp_path, 5, learner=VersionedLearner(4), snapshot={}, config_hash="h")
-    assert (tmp_path / "checkpoints" / "step_3" / VERSION_FILE).read_text().strip() == "2"
+    assert (tmp_path / "checkpoints" / "step_4" / VERSION_FILE).read_text().strip() == "2"
     assert checkpointed_versions(tmp_path) == {2, 4}
     deleted = prune_adapters(tmp_path, keep=3, protect={0})
     assert deleted == [1, 3, 5, 6]
     assert sorted(p.name for p in (tmp_path / "adapters").iterdir()) == ["notes", "v0", "v2", "v4", "v7", "v8", "v9"]
-    shutil.rmtree(tmp_path / "checkpoints" / "step_3")  # the checkpoint was pruned: its adapter may go
+    shutil.rmtree(tmp_path / "checkpoints" / "step_4")  # the checkpoint was pruned: its adapter may go
     assert prune_adapters(tmp_path, keep=3) == [0, 2]
 
 

@@ -78,7 +78,8 @@ async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None
     assert all(r[5] == 8 and r[8] is None for r in base)  # one environment x 8 held-out episodes
     assert next(r[6] for r in base if r[4] == "return") < 0.5  # the base calls tails: it loses most flips
     loop = [r for r in found if r[0].startswith("loop-step-")]
-    assert sorted({(r[0], r[1]) for r in loop}) == [("loop-step-1", 1), ("loop-step-3", 3)]
+    # eval_id counts steps from 1 as the console does; the step column is the database's index
+    assert sorted({(r[0], r[1]) for r in loop}) == [("loop-step-2", 1), ("loop-step-4", 3)]
     live = dict(rows(db, "SELECT step, adapter_version FROM steps"))
     for _id, step, model, adapter, _metric, n, mean, base_mean, delta, low, high in loop:
         assert model == "loop" and n == 8
@@ -91,7 +92,7 @@ async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None
 
     scalars = load_scalars(tmp_path / "run" / "tensorboard")
     deltas = {r[1]: r[8] for r in loop if r[4] == "return"}
-    assert scalars["eval/return_delta"] == [(s, pytest.approx(d)) for s, d in sorted(deltas.items())]
+    assert scalars["eval/return_delta"] == [(s + 1, pytest.approx(d)) for s, d in sorted(deltas.items())]
     assert scalars["eval/base_return"] == [(0, pytest.approx(next(r[6] for r in base if r[4] == "return")))]
     assert [v for _, v in scalars["eval/skipped"]] == [0.0, 0.0] and "eval/win_rate_high" in scalars
     eval_lines = [line for line in lines if line.startswith("eval ")]

@@ -38,7 +38,7 @@ async def test_tiny_model_run_scores_base_then_live_adapters(tmp_path: Path, tin
     assert base[:4] == ("loop-base", None, "base", None) and base[4] + base[5] == 2
     assert [row[1] for row in loop] == evaluated
     for eval_id, step, model, adapter, n, n_errors, mean, base_mean, delta in loop:
-        assert (eval_id, model) == (f"loop-step-{step}", "loop") and n + n_errors == 2
+        assert (eval_id, model) == (f"loop-step-{step + 1}", "loop") and n + n_errors == 2  # named from 1
         low = int(re.fullmatch(r"v(\d+)(?:-v\d+)?", adapter).group(1))  # type: ignore[union-attr]
         assert low >= live[step]  # the versions the episodes were actually played with
         if n:

@@ -125,7 +125,7 @@ async def test_fixed_mode_plays_the_pool(tmp_path: Path) -> None:
     assert len(played) == 1 and "WeightedCoin" in played[0][0]
     assert engine.calls > 0
     lines = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
-    assert [m["step"] for m in lines] == [0, 1, 2, 3] and all("plain_return_mean" in m for m in lines)
+    assert [m["step"] for m in lines] == [1, 2, 3, 4] and all("plain_return_mean" in m for m in lines)
 
 
 def overlapped(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:

@@ -61,4 +61,4 @@ def test_report_writes_every_plot_and_a_summary(tmp_path: Path) -> None:
 
 def test_report_of_a_folder_without_a_run_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["report", str(tmp_path)])
-    assert result.exit_code == 1 and "not a spade-async run folder" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "not a spade-async run folder" in result.output and "Traceback" not in result.output

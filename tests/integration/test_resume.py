@@ -108,7 +108,7 @@ async def test_keep_checkpoints_prunes_the_oldest(tmp_path: Path) -> None:
     async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as p:
         await p.run(sync=True)
     folders = sorted(q.name for q in (tmp_path / "run" / "checkpoints").iterdir())
-    assert folders == ["step_3", "step_4"]
+    assert folders == ["step_4", "step_5"]  # named by the step as the console counts it (from 1)
 
 
 async def test_resume_of_a_finished_run_changes_nothing(tmp_path: Path) -> None:

@@ -86,7 +86,7 @@ async def test_pipeline_logs_every_step_to_tensorboard(tmp_path: Path) -> None:
     async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         assert await pipeline.run(sync=True) == 4
     scalars = load_scalars(tmp_path / "run" / "tensorboard")
-    assert [s for s, _ in scalars["agent/return_mean"]] == [0, 1, 2, 3]
+    assert [s for s, _ in scalars["agent/return_mean"]] == [1, 2, 3, 4]  # counted from 1, as on the console
     assert "envs/learnable_frac" in scalars and "learner/adapter_version" in scalars
 
 

@@ -168,17 +168,17 @@ def step_metrics(step: int) -> dict[str, float]:
 
 
 EVENTS: tuple[tuple[int, str, str], ...] = (
-    (5, "checkpoint", "saved checkpoints/step_5"),
+    (5, "checkpoint", "checkpoint after step 6: checkpoints/step_6"),  # as launch.py words it (from 1)
     (11, "rejected", "Logical Deduction candidate: SyntaxError: expected an indented block"),
     (11, "stale_drop", "dropped 2 samples older than 1 adapter versions"),
 )
 
 
 EVALS: tuple[tuple[object, ...], ...] = (
-    # step, model, suite, metric, n, mean, base_mean, delta, ci_low, ci_high
+    # step (the database's 0-based index), model (labelled from 1, as `eval --step 12`), suite, metric, n, ...
     (None, "base", "games", "win_rate", 288, 0.08, None, None, None, None),
-    (11, "step_11", "games", "win_rate", 288, 0.14, 0.08, 0.06, 0.02, 0.10),
-    (11, "step_11", "games", "return", 288, 0.21, 0.18, 0.03, -0.01, 0.07),
+    (11, "step_12", "games", "win_rate", 288, 0.14, 0.08, 0.06, 0.02, 0.10),
+    (11, "step_12", "games", "return", 288, 0.21, 0.18, 0.03, -0.01, 0.07),
 )
 
 

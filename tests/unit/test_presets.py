@@ -126,7 +126,7 @@ def test_init_refuses_to_overwrite(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert invoke("init", "tool_use", str(tmp_path / "sub" / "dir")).exit_code == 0
     target.write_text("# my edits\n")
     again = invoke("init", "tool_use", str(tmp_path / "sub" / "dir"))
-    assert again.exit_code == 1
+    assert again.exit_code == 2  # a usage error, as every command's
     assert f"{target} already exists" in again.output and "Traceback" not in again.output
     assert target.read_text() == "# my edits\n"
 

@@ -20,9 +20,10 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from spade_async.textsafe import terminal_safe
-from tui.reader import EnvDetail, EnvSummary
-from tui.stats import fmt_num
-from tui.widgets.replay import render_episode
+
+from ..reader import EnvDetail, EnvSummary
+from ..stats import fmt_num
+from .replay import render_episode
 
 _STATUS_STYLE = {"active": "green", "retired": "dim", "invalid": "red"}
 

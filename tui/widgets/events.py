@@ -15,8 +15,9 @@ from rich.text import Text
 from textual.widgets import RichLog
 
 from spade_async.textsafe import terminal_safe
-from tui.reader import EventRow
-from tui.stats import fmt_duration
+
+from ..reader import EventRow
+from ..stats import fmt_duration
 
 _KIND_STYLE = {
     "rejected": "bold red",

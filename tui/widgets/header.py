@@ -12,8 +12,9 @@ from rich.text import Text
 from textual.widgets import Static
 
 from spade_async.textsafe import terminal_safe
-from tui.reader import RunInfo, StepRow
-from tui.stats import elapsed_s, eta_s, fmt_duration, fmt_num, latest
+
+from ..reader import RunInfo, StepRow
+from ..stats import elapsed_s, eta_s, fmt_duration, fmt_num, latest
 
 _STATUS_STYLE = {
     "running": "bold green",

@@ -33,7 +33,8 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from spade_async.textsafe import terminal_safe
-from tui.stats import fmt_num
+
+from ..stats import fmt_num
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from spade_async.textsafe import terminal_safe
-from tui.reader import Episode
+
+from ..reader import Episode
 
 _ROLE_STYLE = {"observation": "white", "agent": "bold cyan", "hint": "bold yellow"}
 _MAX_CHARS = 2000  # per message: a runaway observation must not flood the pane

@@ -12,7 +12,8 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from spade_async.textsafe import terminal_safe
-from tui.stats import SkillStats, fmt_num
+
+from ..stats import SkillStats, fmt_num
 
 
 class SkillTable(DataTable[str | Text]):

@@ -121,3 +121,19 @@ def load_env_folder(path: str | Path) -> list[SeedEnv]:
     if not files:
         raise ValueError(f"environment folder {folder} holds no .py environment files")
     return [_from_source(p.stem, p.read_text(encoding="utf-8"), str(p)) for p in files]
+
+
+def find_seed(name: str) -> tuple[SeedEnv, str] | None:
+    """The built-in seed environment called ``name`` (a file stem, e.g. ``mastermind``) and its
+    domain, or None. Lets ``spade-async env play mastermind`` work where the package is
+    installed and no checkout's file path exists."""
+    for domain in DOMAINS:
+        for seed in load_seeds("all", domain):
+            if seed.name == name:
+                return seed, domain
+    return None
+
+
+def seed_names() -> list[str]:
+    """Names of every built-in seed environment, games and tool use, sorted."""
+    return sorted(seed.name for domain in DOMAINS for seed in load_seeds("all", domain))

@@ -1,0 +1,68 @@
+"""One step numbering for everything a user reads or types: the console's, counted from 1.
+
+Why: inside the pipeline and the database a step is an index counted from 0 (``steps.step``,
+``events.step``, ``checkpoints.step``, a checkpoint's ``state.pt``); users saw "step 2" on the
+console while the checkpoint folder and the eval label read ``step_1``, and typed the wrong
+``--step``. So the index stays internal, and every boundary a user sees (console, folder
+names, ``--step``, events, TUI, report, metrics.jsonl, tracking sinks) converts here.
+
+Checkpoint folders are ``checkpoints/step_N`` with N the step it was taken after, counted
+from 1. Runs written before this numbering named them by the index (their ``step_0`` is
+step 1); they keep loading: the database's ``checkpoints`` rows say which index each folder
+holds (a row whose folder is named after its own index is an old one), so ``--step 1`` finds
+``step_0`` there. A folder without a row (a hand-made one, a run without its database) is
+read with the current numbering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+PREFIX = "step_"
+DB_NAME = "run.sqlite"
+
+
+def shown(index: int) -> int:
+    """The step number a user reads for the internal (0-based) step ``index``."""
+    return index + 1
+
+
+def checkpoint_name(index: int) -> str:
+    """Folder name of the checkpoint taken after internal step ``index``: ``step_{index + 1}``."""
+    return f"{PREFIX}{shown(index)}"
+
+
+def _number(name: str) -> int | None:
+    tail = name.removeprefix(PREFIX)
+    return int(tail) if name.startswith(PREFIX) and tail.isdigit() else None
+
+
+def _legacy_names(run_dir: Path) -> set[str]:
+    """Folder names the database records as index-named (written before this numbering)."""
+    db = run_dir / DB_NAME
+    if not db.is_file():
+        return set()
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            rows = conn.execute("SELECT step, path FROM checkpoints").fetchall()
+    except sqlite3.Error:
+        return set()
+    return {Path(str(path)).name for step, path in rows if Path(str(path)).name == f"{PREFIX}{int(step)}"}
+
+
+def checkpoint_folders(run_dir: Path) -> dict[int, Path]:
+    """Every ``checkpoints/step_*`` folder of ``run_dir`` by the step number a user reads
+    (from 1), oldest first; old index-named folders included under their shown number."""
+    root = Path(run_dir) / "checkpoints"
+    if not root.is_dir():
+        return {}
+    legacy = _legacy_names(Path(run_dir))
+    found: dict[int, Path] = {}
+    for folder in root.iterdir():
+        n = _number(folder.name)
+        if n is None or not folder.is_dir():
+            continue
+        found[n + 1 if folder.name in legacy else n] = folder
+    return dict(sorted(found.items()))
