@@ -45,13 +45,20 @@ def test_the_tui_works_under_its_installed_name(tmp_path: Path) -> None:
 
 
 def test_a_checkout_without_install_uses_its_own_tui_folder_only(tmp_path: Path) -> None:
-    found = _python("import spade_async.cli as c; print(c._tui_module('cli').__file__)", ROOT)
+    # As if never installed, whatever this venv holds: the installed name is not importable.
+    uninstalled = ("import sys\n"
+                   "class Uninstalled:\n"
+                   "    def find_spec(self, name, path=None, target=None):\n"
+                   "        if name == 'spade_async_tui':\n"
+                   "            raise ModuleNotFoundError(name, name=name)\n"
+                   "sys.meta_path.insert(0, Uninstalled())\n")
+    found = _python(uninstalled + "import spade_async.cli as c; print(c._tui_module('cli').__file__)", ROOT)
     assert found.returncode == 0 and Path(found.stdout.strip()) == ROOT / "tui" / "cli.py", found.stderr
     foreign = tmp_path / "foreign"
     (foreign / "tui").mkdir(parents=True)
     (foreign / "tui" / "__init__.py").write_text("")
     (foreign / "tui" / "cli.py").write_text("raise SystemExit('the wrong tui was imported')\n")
-    refused = _python("import spade_async.cli as c\n"
+    refused = _python(uninstalled + "import spade_async.cli as c\n"
                       "try:\n    c._tui_module('cli')\nexcept ModuleNotFoundError as e:\n    print('refused', e.name)",
                       foreign, ROOT)
     assert refused.returncode == 0 and refused.stdout.strip() == "refused spade_async_tui", refused.stdout + refused.stderr
