@@ -67,7 +67,10 @@ def vendi_score(embeddings: np.ndarray) -> float:
     """Vendi diversity: ``exp(entropy of the eigenvalues of K / n)``, K the cosine kernel.
 
     The effective number of distinct items: 1 when all embeddings point the same way,
-    ``n`` when they are mutually orthogonal. 0.0 for no items. Raises ``ValueError`` for a
+    ``n`` when they are mutually orthogonal. 0.0 for no items. The eigenvalues of ``K / n``
+    sum to 1 (unit diagonal) over at most ``n`` non-zero values, so the score lies in
+    ``[1, n]``; it is clamped there, because float rounding in the eigensolver can land a
+    hair outside (0.9999999999999996 for two near-identical items). Raises ``ValueError`` for a
     non-2-D array, non-finite values or an all-zero row (its cosine is undefined).
 
     >>> round(vendi_score(np.eye(3)), 6)
@@ -92,7 +95,7 @@ def vendi_score(embeddings: np.ndarray) -> float:
     eigenvalues = np.clip(np.linalg.eigvalsh(gram / n), 0.0, None)
     eigenvalues = eigenvalues[eigenvalues > 1e-12]
     entropy = -float(np.sum(eigenvalues * np.log(eigenvalues)))
-    return float(np.exp(entropy))
+    return min(max(float(np.exp(entropy)), 1.0), float(n))
 
 
 def _mean(values: Sequence[float]) -> float:

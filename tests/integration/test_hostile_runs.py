@@ -1,14 +1,21 @@
 """Issue 22: a hostile environment in a real run ends only itself (games and tool use, SPADE
 mode where the designer writes it, and a fixed pool that holds it).
 
-The hostile environments behave at the admission seeds (0 and 1) and turn hostile at every
-other seed, which is what play uses: the game answers with a reward of 1e308 (odd seeds) or
-a win whose ``info`` is 900 levels deep, hidden from the child's own check by a ``dict``
-subclass (even seeds); the tool-use one
-declares a tool schema 450 levels deep (as deep for a recursive chat template). Each run must
-finish all its steps, the benign environment must be played and scored, and the hostile one
-must never count as a win: its plays end as environment errors (or, once admission learns to
-catch it, it is rejected). The engine renders tools recursively, as a Jinja chat template does.
+The hostile environments behave at seeds 0 and 1 and turn hostile at every other seed: the
+game answers with a reward of 1e308 (odd seeds) or a win whose ``info`` is 900 levels deep,
+hidden from the child's own check by a ``dict`` subclass (even seeds); the tool-use one
+declares a tool schema 450 levels deep (as deep for a recursive chat template). Play seeds
+and admission's seeds are both drawn over ``[0, 2**31)``, so neither is ever 0 or 1 in
+practice. Each run must finish all its steps, the benign environment must be played and
+scored, and the hostile one must never count as a win. Each case asserts one definite path:
+
+- fixed pool (never admission-checked): every play of it ends as its error ("failed during
+  play", bounds or reward range), visibly, and none is stored;
+- SPADE mode: the designer's copy is rejected by admission with the reason and its design is
+  scored invalid; the seed copy (the pool folder is the seed set, and seeds are not checked)
+  reaches play from memory and every play of it ends as its error, as in the fixed pool.
+
+The engine renders tools recursively, as a Jinja chat template does.
 """
 
 from __future__ import annotations
@@ -140,29 +147,70 @@ def agent(domain: str) -> Any:
     return vault_agent if domain == "tool_use" else (lambda prompt, rng: "\\boxed{heads}")
 
 
+PLAY_FAILURE = ("out of bounds", "RewardOutOfRange")
+"""What ends each play of the hostile environment: the controller's bounds or its reward range."""
+ADMISSION_FAILURE = ("out of bounds", "rewards must lie in [0, 1]")
+"""The same two, as admission words them in its reasons."""
+
+
+def assert_every_play_ended_as_its_error(db: Path, env_id: str, domain: str, plays: int) -> None:
+    """Each play of ``env_id`` was ended by the controller as that environment's error, visibly."""
+    failed = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'error'")]
+    assert failed and all(m.startswith(f"env {env_id[:12]} failed during play") for m in failed), failed
+    assert all(any(why in m for why in PLAY_FAILURE) for m in failed), failed
+    assert len(failed) == plays, failed  # every play of it, none dropped without a word
+    if domain == "games":  # odd seeds send 1e308, even ones a hidden 900-deep info
+        assert any("out of bounds" in m for m in failed) and any("RewardOutOfRange" in m for m in failed), failed
+    assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{env_id}'") == [(0,)]
+
+
 @pytest.mark.parametrize("mode", ["spade", "fixed"])
 @pytest.mark.parametrize("domain", ["games", "tool_use"])
 async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: str) -> None:
+    """Fixed pool: the hostile env is played, and the bounds end each play as its error.
+
+    SPADE mode: the designer writes the hostile env, and admission (seeds drawn per check, so
+    never the 0 and 1 it behaves at) rejects it with the reason, and its design is scored
+    invalid. The pool folder (the seeds in SPADE mode) holds only the hostile env, and seeds
+    are not admission-checked, so memory fills the second live slot with it: then it reaches
+    play, and the bounds end each play as in the fixed pool.
+    """
     benign, hostile, hostile_name, benign_name = CASES[domain]
-    cfg = config(tmp_path, domain, mode, {"a_benign": benign, "b_hostile": hostile})
+    folder = {"a_benign": benign, "b_hostile": hostile} if mode == "fixed" else {"b_hostile": hostile}
+    cfg = config(tmp_path, domain, mode, folder)
     designs = itertools.cycle([benign, hostile])
     engine = TemplateEngine(policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
                                       "agent": agent(domain)})
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         assert await pipeline.run(sync=True) == 2  # the run finished its steps
     db = tmp_path / "run" / "run.sqlite"
-    hostile_ids = [i for (i,) in rows(db, f"SELECT id FROM environments WHERE code LIKE '%{hostile_name}%'")]
-    benign_ids = [i for (i,) in rows(db, f"SELECT id FROM environments WHERE code LIKE '%{benign_name}%'"
-                                         f" AND code NOT LIKE '%{hostile_name}%'")]
-    assert hostile_ids and benign_ids
+    envs = rows(db, "SELECT id, origin, valid, status, reasons, code FROM environments")
+    hostile_rows = [r for r in envs if hostile_name in r[5]]
+    benign_ids = {r[0] for r in envs if benign_name in r[5] and hostile_name not in r[5]}
     played = {i for (i,) in rows(db, "SELECT DISTINCT env_id FROM episodes")}
-    assert played & set(benign_ids), "the benign environment was played and scored"
-    # The hostile environment never wins: none of its plays is stored as an episode ...
-    assert not played & set(hostile_ids)
-    failed = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'error'")]
-    admitted = rows(db, f"SELECT valid FROM environments WHERE code LIKE '%{hostile_name}%' AND valid = 1")
-    if admitted or mode == "fixed":  # ... because each one ended as that environment's error
-        assert any(m.startswith(f"env {i[:12]} failed during play") for m in failed for i in hostile_ids), failed
-        assert all(("out of bounds" in m or "RewardOutOfRange" in m) for m in failed), failed
-        if domain == "games":
-            assert any("out of bounds" in m for m in failed) and any("RewardOutOfRange" in m for m in failed)
+    assert played & benign_ids, "the benign environment was played and scored"
+    sp = cfg.selfplay
+    # Live both steps; hinted plays only at the step it went live (selfplay.hinted_schedule).
+    plays = 2 * sp.plays + sp.hinted_plays
+    assert not rows(db, "SELECT message FROM events WHERE message LIKE '%play audit%'")  # not the audit's catch
+    if mode == "fixed":
+        (hostile_id, origin, _, _, _, _), = hostile_rows
+        assert origin == "seed" and not rows(db, "SELECT message FROM events WHERE kind = 'rejected'")
+        assert_every_play_ended_as_its_error(db, hostile_id, domain, plays)
+        return
+    designed = [r for r in hostile_rows if r[1] != "seed"]
+    (seed_id, *_), = [r for r in hostile_rows if r[1] == "seed"]
+    # The designed copy: rejected by admission, with the reason, stored as invalid, never played.
+    assert len(designed) == 1, hostile_rows
+    (design_id, _, valid, status, reasons, _), = designed
+    assert (valid, status) == (0, "invalid")
+    assert any(why in reason for reason in json.loads(reasons) for why in ADMISSION_FAILURE), reasons
+    rejected = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'rejected'")]
+    assert len(rejected) == 1 and any(why in rejected[0] for why in ADMISSION_FAILURE), rejected
+    assert design_id not in played
+    # ... and its design earns the invalid-design penalty when the generation retires.
+    (design,) = [d for d in pipeline.curriculum.rejected if hostile_name in (d.code or "")]
+    (scored,) = [s for s in pipeline.curriculum.retire().scored if s.design is design]
+    assert scored.env_id is None and not scored.candidate.valid
+    # The unchecked seed copy went live from memory; the bounds ended each of its plays.
+    assert_every_play_ended_as_its_error(db, seed_id, domain, plays)
