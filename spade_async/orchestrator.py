@@ -51,6 +51,7 @@ from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
+from spade_async.selfplay.steering import Steering
 from spade_async.selfplay.tool_agent import play_tool_episode
 from spade_async.tracking.names import namespaced
 from spade_async.tracking.sinks import make_sinks
@@ -121,6 +122,8 @@ class Pipeline:
         self.generator = EnvGenerator(
             cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder
         )
+        self.steering = Steering(cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats)
+        """Queued steering actions (retire, pin, inject, band, designer share), applied between steps."""
         self.stale_dropped = 0
         self.play_limiter = anyio.CapacityLimiter(cfg.sandbox.max_children)
         self.paused = anyio.Event()
@@ -217,6 +220,7 @@ class Pipeline:
         t0 = time.perf_counter()
         metrics: dict[str, float] = {"valid_fraction": math.nan}
         self._pending_designer = []
+        await self.steering.apply_queued(step)  # between steps: the requests queued since the last one
         if self.curriculum.needs_regen(step):
             generation_metrics, self._pending_designer = await self.generator.regenerate(step)
             metrics.update(generation_metrics)

@@ -98,11 +98,12 @@ class EnvGenerator:
         Returns the generation's metrics and the retired designs' samples for the learner.
         """
         designer_samples: list[TrainSample] = []
-        if self.curriculum.live:
+        if self.curriculum.has_generation():
             retired = self.curriculum.retire()
             designer_samples = retired.designer_samples
             for env in retired.envs:
-                await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
+                status = "active" if env.env_id in self.curriculum.pinned else "retired"  # pinned: carried on
+                await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
             for scored in retired.scored:
                 if scored.why_invalid:
                     await self.store.record_event(
@@ -111,12 +112,14 @@ class EnvGenerator:
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
-                self.curriculum.live.append(self._live_from_seed(seed_env, step))
+                if env_id_for(seed_env.source) not in self.curriculum.pinned:  # a pinned one is live already
+                    self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
         keepers = duplicate_keepers(designs)
+        carried = {e.env_id for e in self.curriculum.live}  # pinned environments (selfplay.steering)
         for i, d in enumerate(designs):
-            if d.admitted and d.code and keepers[env_id_for(d.code)] != i:
+            if d.admitted and d.code and (keepers[env_id_for(d.code)] != i or env_id_for(d.code) in carried):
                 d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
                 d.reasons.append("duplicate of an environment already live this generation")
             else:
@@ -152,7 +155,7 @@ class EnvGenerator:
         candidates = await self._memory(played_only=True)
         parents = await self._memory(played_only=False)
         jobs: list[DesignJob] = []
-        for i in range(self.sp.envs_per_step):
+        for i in range(self.curriculum.designs_wanted(self.sp.envs_per_step)):  # steering may lower it
             skill = skills[i % len(skills)]
             doc = self.corpus.next()
             parent = None
