@@ -8,6 +8,10 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -153,3 +157,45 @@ async def test_designer_share_is_refused_for_a_fixed_pool(tmp_path: Path) -> Non
     with pytest.raises(SteerError, match="fixed pool"):
         queue_action(tmp_path / "run" / "run.sqlite", "designer_share", {"share": 0.5}, "test")
     assert actions(tmp_path / "run" / "run.sqlite") == []
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def child(root: Path, steps: int, *, resume: bool = False, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The scripted run in a process of its own (``tests/integration/steer_child.py``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
+    env["PYTHONPATH"] = str(ROOT)
+    if kill_at:
+        env["SPADE_ASYNC_KILL_AT"] = kill_at
+    cmd = [sys.executable, "-m", "tests.integration.steer_child", str(root), str(steps), *(["--resume"] if resume else [])]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.mark.parametrize("kill_at", ["steer_apply:1", "steer_applied:2"])
+def test_kill_9_between_queueing_and_applying_loses_nothing_and_applies_once(tmp_path: Path, kill_at: str) -> None:
+    """Killed before the first request is settled (rows still queued), or after both were
+    applied at step 2 but before any checkpoint holds them (rows settled in a timeline the
+    resume throws away): either way the resumed run applies each request once, at step 2."""
+    db = tmp_path / "run" / "run.sqlite"
+    first = child(tmp_path, 2)
+    assert first.returncode == 0, first.stderr[-2000:]
+    live = rows(db, "SELECT id FROM environments WHERE status = 'active' AND origin != 'seed' AND valid = 1")
+    assert live
+    target = live[0][0]
+    queue_action(db, "retire", {"env_id": target[:8], "reason": "kill test"}, "test")
+    queue_action(db, "band", {"low": 0.3, "high": 0.7}, "test")
+    killed = child(tmp_path, 4, resume=True, kill_at=kill_at)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    expected_then = {"steer_apply:1": ["queued", "queued"], "steer_applied:2": ["applied", "applied"]}[kill_at]
+    assert [st for _, _, st, _, _ in actions(db)] == expected_then
+    done = child(tmp_path, 4, resume=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [(k, st, s) for _, k, st, s, _ in actions(db)] == [("retire", "applied", 2), ("band", "applied", 2)]
+    assert rows(db, "SELECT step, count(*) FROM events WHERE kind = 'steer' GROUP BY step") == [(2, 2)]
+    # Not played at step 2 (retired); from step 3 a new generation may hold it again (memory, or the same design).
+    assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{target}' AND step < 3 ORDER BY step") == [(0,), (1,)]
+    from spade_async.checkpoint import read_checkpoint
+
+    state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_3")["snapshot"]["curriculum"]["steering"]
+    assert state["band"] == (0.3, 0.7)
