@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -26,6 +26,7 @@ from tui.controller import RunController
 from tui.export import export_env
 from tui.reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
 from tui.stats import band_counts, points, recent_envs, skill_stats
+from tui.steer import SteerKeys
 from tui.widgets.bands import BandHistogram
 from tui.widgets.envs import EnvDetailView, EnvTable
 from tui.widgets.evals import EvalPanel
@@ -56,7 +57,7 @@ CHARTS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
 )
 
 
-class SpadeApp(App[int]):
+class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/steer.py)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "spade-async"
     BINDINGS = [  # noqa: RUF012 (Textual's own declaration style)
