@@ -152,12 +152,12 @@ def resolve_env(conn: sqlite3.Connection, prefix: str) -> sqlite3.Row:
 def pinned_ids(conn: sqlite3.Connection) -> set[str]:
     """Environments pinned by applied actions (and not unpinned or retired since)."""
     pinned: set[str] = set()
-    for r in conn.execute(f"SELECT kind, args FROM {TABLE} WHERE status = 'applied' ORDER BY step, id"):
-        args = json.loads(r["args"] or "{}")
+    for kind, text in conn.execute(f"SELECT kind, args FROM {TABLE} WHERE status = 'applied' ORDER BY step, id"):
+        args = json.loads(text or "{}")
         env_id = args.get("env_id")
-        if r["kind"] == "pin" or (r["kind"] == "inject" and args.get("pin")):
+        if kind == "pin" or (kind == "inject" and args.get("pin")):
             pinned.add(env_id or env_id_for(args.get("code", "")))
-        elif r["kind"] in ("unpin", "retire"):
+        elif kind in ("unpin", "retire"):
             pinned.discard(env_id)
     return pinned
 
@@ -228,11 +228,13 @@ def queue_action(db: Path, kind: str, args: dict[str, Any], who: str) -> Queued:
 def read_actions(conn: sqlite3.Connection, after_id: int = 0) -> list[ActionRow]:
     """Actions with ``id > after_id`` in id order ([] for a database without steering)."""
     try:
-        rows = conn.execute(f"SELECT * FROM {TABLE} WHERE id > ? ORDER BY id", (after_id,)).fetchall()
+        rows = conn.execute(
+            f"SELECT id, created_at, who, kind, args, status, step, message FROM {TABLE} WHERE id > ? ORDER BY id",
+            (after_id,),
+        ).fetchall()
     except sqlite3.OperationalError:
         return []
-    return [ActionRow(r["id"], r["created_at"], r["who"], r["kind"], json.loads(r["args"] or "{}"), r["status"],
-                      r["step"], r["message"]) for r in rows]
+    return [ActionRow(int(i), float(t), str(w), str(k), json.loads(a or "{}"), str(st), s, m) for i, t, w, k, a, st, s, m in rows]
 
 
 # ---------------------------------------------------------------- run side (the orchestrator)
