@@ -112,6 +112,16 @@ async def test_retire_pin_inject_take_effect_at_the_next_step(tmp_path: Path) ->
     events = rows(db, "SELECT step, message FROM events WHERE kind = 'steer' ORDER BY id")
     assert [s for s, _ in events] == [1, 1, 1, 1] and events[3][1].startswith("REJECTED inject broken.py")
     assert "trivially exploited" in events[0][1] and "by cli " in events[0][1]
+    # The report lists every request with the step it took effect at, and marks that step.
+    from spade_async.report.build import build_report
+    from spade_async.report.data import read_run
+
+    assert read_run(db).steered_steps() == [2]  # 1-based: step index 1
+    report = build_report(tmp_path / "run")[0].read_text()
+    steering = report.split("## Steering", 1)[1].split("##", 1)[0]
+    table = [line.split(" | ") for line in steering.splitlines() if line[:3] in ("| 1", "| 2", "| 3", "| 4")]
+    assert [(row[1], row[4]) for row in table] == [("2", "applied")] * 3 + [("2", "rejected")]
+    assert "failed validation" in table[3][5]
 
 
 async def test_band_and_designer_share_hold_for_the_rest_of_the_run(tmp_path: Path) -> None:
