@@ -170,6 +170,7 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
             self.query_one("#bands", BandHistogram).show(band_counts(self.steps))
         if result.events:
             self.query_one("#events", EventLog).add_events(result.events, run_start)
+            self.mark_steering(result.events)  # tui/steer.py
         if result.evals:
             self.query_one("#evals", EvalPanel).add_rows(result.evals)
             self._show_evals(True)
@@ -190,6 +191,7 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         self._show_evals(False)
         self.envs.clear()
         self.query_one("#events", EventLog).clear()
+        self.mark_steering([], reset=True)
         self.query_one("#skills", SkillTable).clear()
         self.query_one("#env-table", EnvTable).clear()
         self._draw_charts()

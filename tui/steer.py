@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from textual.widgets import Input, Static
 from spade_async.memory.readonly import open_readonly
 from spade_async.selfplay.steering import SteerError, pinned_ids, queue_action, requester
 from spade_async.textsafe import terminal_safe
+from tui.reader import EventRow
 
 
 def _read_env_file(path: str) -> tuple[str, str]:
@@ -84,6 +86,23 @@ class SteerKeys(App[int]):
     # Set by SpadeApp.
     db_path: Path
     controller: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.steered_steps: set[int] = set()
+        """1-based steps at which the run applied a steering request (marked on the charts)."""
+
+    def mark_steering(self, events: Sequence[EventRow], reset: bool = False) -> None:
+        """Mark on every chart the steps at which the run applied a steering request."""
+        from tui.widgets.plots import ChartPanel
+
+        if reset:
+            self.steered_steps = set()
+        new = {e.step + 1 for e in events if e.kind == "steer" and e.step is not None and not e.message.startswith("REJECTED")}
+        if new - self.steered_steps or reset:
+            self.steered_steps |= new
+            for panel in self.query(ChartPanel):
+                panel.set_marks(sorted(self.steered_steps))
 
     def _who(self) -> str:
         return requester("tui (owner)" if self.controller is not None else "tui (watcher)")

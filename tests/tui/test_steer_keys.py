@@ -21,6 +21,7 @@ from tests.integration.test_steering import INJECTED_ENV
 from tests.tui.helpers import FakeController, RecordingApp, make_app, settle
 from tui.steer import PromptScreen
 from tui.widgets.envs import EnvTable
+from tui.widgets.plots import ChartPanel
 
 pytestmark = pytest.mark.anyio
 SIZE = (140, 44)
@@ -114,6 +115,8 @@ async def test_each_key_queues_its_request_and_the_run_applies_them(run_dir: Pat
         for text in ("retire", "reward hacked", "pin", "inject mine.py", "target band 0.30-0.70", "designer share 0.50"):
             assert text in log, text
         assert "step 3" in log  # they took effect at the third step
+        for chart in ("#chart-regret", "#chart-agent"):  # and the charts mark that step
+            assert app.query_one(chart, ChartPanel).chart.marks == (3,)
 
 
 async def test_the_owning_tui_signs_as_owner_and_k_toggles_a_pin(run_dir: Path) -> None:

@@ -18,7 +18,6 @@ from spade_async.memory.store import Store
 from spade_async.selfplay.steering import SteerError, describe, pinned_ids, queue_action
 from tests.unit.test_curriculum import curriculum, design, live, play
 
-
 # ------------------------------------------------------------------ the curriculum's side
 
 
