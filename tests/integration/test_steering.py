@@ -209,3 +209,24 @@ def test_kill_9_between_queueing_and_applying_loses_nothing_and_applies_once(tmp
 
     state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_3")["snapshot"]["curriculum"]["steering"]
     assert state["band"] == (0.3, 0.7)
+
+
+async def test_pinning_a_retired_environment_brings_it_back_and_keeps_it(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=0)
+    (tmp_path / "pool" / "other.py").write_text(INJECTED_ENV)
+    db = tmp_path / "run" / "run.sqlite"
+    ids: dict[str, str] = {}
+
+    def ask(p: Pipeline) -> None:
+        ids["live"] = p.curriculum.live[0].env_id
+        ids["back"] = next(i for (i,) in rows(db, "SELECT id FROM environments") if i != ids["live"])
+        queue_action(db, "pin", {"env_id": ids["back"][:8]}, "test")
+
+    async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        queue_during_step(pipeline, 0, ask)
+        assert await pipeline.run(sync=True) == 4
+    played = rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{ids['back']}' ORDER BY step")
+    assert played == [(1,), (2,), (3,)]  # back from step 1, and carried through the regeneration at step 2
+    assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{ids['live']}' AND step < 2") == [(0,), (1,)]
+    # Never live twice: a pool pick equal to the pinned environment is not added again.
+    assert {n for (n,) in rows(db, "SELECT count(*) FROM episodes GROUP BY step, env_id")} == {2}
