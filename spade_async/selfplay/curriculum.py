@@ -24,7 +24,8 @@ Steering (``selfplay.steering`` applies the actions; their effect lives here, so
 carries it): an environment retired by hand leaves the live set at once and waits in
 ``retired_early`` to be scored with its generation over the steps it lived, like a natural
 retirement; a pinned one is carried into every next generation (its design is scored once,
-with the generation it was designed in); ``design_share`` scales the designs per
+with the generation it was designed in); one added by hand at a step that regenerates joins
+the new generation (``joining``); ``design_share`` scales the designs per
 generation (0: the designer pauses and memory fills the live set); ``band`` replaces the
 config's target band for the rest of the run.
 """
@@ -138,6 +139,13 @@ class Curriculum:
         self.retired_early: list[LiveEnv] = []
         self.design_share = 1.0
         self.band: tuple[float, float] | None = None
+        self.joining: list[LiveEnv] = []
+        """Environments added by hand at a step that regenerates: they join the new generation."""
+
+    def join(self, env: LiveEnv, step: int) -> None:
+        """Add an environment by hand, live from ``step`` (into the next generation when
+        ``step`` regenerates, so the regeneration does not retire it before it is played)."""
+        (self.joining if self.needs_regen(step) else self.live).append(env)
 
     def designs_wanted(self, envs_per_step: int) -> int:
         """Designs to ask for at a regeneration: ``envs_per_step`` scaled by ``design_share``."""
@@ -157,18 +165,20 @@ class Curriculum:
     def retire_now(self, env_id: str) -> LiveEnv | None:
         """Take ``env_id`` out of the live set now (None if it is not live); a design of this
         generation is scored when the generation ends, over the steps it lived."""
-        for i, env in enumerate(self.live):
-            if env.env_id == env_id:
-                del self.live[i]
-                self.pinned.discard(env_id)
-                if env.design is not None:
-                    self.retired_early.append(env)
-                return env
+        for group in (self.live, self.joining):
+            for i, env in enumerate(group):
+                if env.env_id == env_id:
+                    del group[i]
+                    self.pinned.discard(env_id)
+                    if env.design is not None:
+                        self.retired_early.append(env)
+                    return env
         return None
 
     def has_generation(self) -> bool:
-        """Whether there is a generation to retire (live, or all of it retired by hand)."""
-        return bool(self.live or self.retired_early)
+        """Whether there is a generation to retire (live, all of it retired by hand, or
+        environments waiting to join the next one)."""
+        return bool(self.live or self.retired_early or self.joining)
 
     def needs_regen(self, step: int) -> bool:
         return not self.live or step % self.cfg.regen_every == 0
@@ -240,8 +250,9 @@ class Curriculum:
                 per_env[s.env_id] = r
         retired = Retired(envs=generation, designer_samples=samples, designer_rewards=per_env, scored=scored)
         # Pinned environments go on into the next generation, their design already scored.
-        self.live = [replace(e, design=None) for e in self.live if e.env_id in self.pinned]
+        self.live = [replace(e, design=None) for e in self.live if e.env_id in self.pinned] + self.joining
         self.retired_early = []
+        self.joining = []
         self.rejected = []
         self.generation += 1
         return retired
@@ -259,6 +270,7 @@ class Curriculum:
                 "retired_early": self.retired_early,
                 "design_share": self.design_share,
                 "band": self.band,
+                "joining": self.joining,
             },
         }
 
@@ -272,6 +284,7 @@ class Curriculum:
         self.pinned = set(steering.get("pinned", ()))
         self.retired_early = list(steering.get("retired_early", ()))
         self.design_share = float(steering.get("design_share", 1.0))
+        self.joining = list(steering.get("joining", ()))
         self.band = None
         if steering.get("band") is not None:
             low, high = steering["band"]

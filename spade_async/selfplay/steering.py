@@ -286,7 +286,7 @@ class Steering:
         return applied
 
     def _live(self, env_id: str) -> LiveEnv | None:
-        return next((e for e in self.curriculum.live if e.env_id == env_id), None)
+        return next((e for e in self.curriculum.live + self.curriculum.joining if e.env_id == env_id), None)
 
     async def _decide(self, kind: str, args: dict[str, Any], step: int) -> Decision:
         try:
@@ -325,13 +325,12 @@ class Steering:
             if live is None:
                 return Decision("rejected", f"environment {short} is not in the live set")
             credit = "its design is scored with its generation" if live.design is not None else "no design to score"
-            reason = f" ({args['reason']})" if args.get("reason") else ""
 
 
             def retire() -> None:
                 self.curriculum.retire_now(env_id)
 
-            return Decision("applied", f"retired{reason}; {credit}", apply=retire,
+            return Decision("applied", f"retired; {credit}", apply=retire,
                             after=lambda: self.write_stats(live, step, "retired", None))
         if kind == "unpin":
             if env_id not in self.curriculum.pinned:
@@ -349,7 +348,7 @@ class Steering:
         back = LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step)
 
         def bring_back() -> None:
-            self.curriculum.live.append(back)
+            self.curriculum.join(back, step)
             self.curriculum.pinned.add(env_id)
 
         return Decision("applied", "pinned: back in the live set, and in every next generation", apply=bring_back,
@@ -375,7 +374,7 @@ class Steering:
         pin = bool(args.get("pin"))
 
         def go_live() -> None:
-            self.curriculum.live.append(env)
+            self.curriculum.join(env, step)
             if pin:
                 self.curriculum.pinned.add(env_id)
 

@@ -230,3 +230,18 @@ async def test_pinning_a_retired_environment_brings_it_back_and_keeps_it(tmp_pat
     assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{ids['live']}' AND step < 2") == [(0,), (1,)]
     # Never live twice: a pool pick equal to the pinned environment is not added again.
     assert {n for (n,) in rows(db, "SELECT count(*) FROM episodes GROUP BY step, env_id")} == {2}
+
+
+async def test_an_injection_at_a_regenerating_step_is_played_in_the_new_generation(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=2)  # regen_every = 2
+    db = tmp_path / "run" / "run.sqlite"
+
+    def ask(p: Pipeline) -> None:
+        queue_action(db, "inject", {"code": INJECTED_ENV, "name": "mine.py"}, "test")
+
+    async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        queue_during_step(pipeline, 1, ask)
+        assert await pipeline.run(sync=True) == 4
+    [(injected,)] = rows(db, "SELECT id FROM environments WHERE origin = 'injected'")
+    assert rows(db, f"SELECT DISTINCT step, hinted FROM episodes WHERE env_id = '{injected}' ORDER BY step, hinted") == [
+        (2, 0), (2, 1), (3, 0)]  # step 2 regenerates: it joins the new generation instead of leaving with the old

@@ -187,3 +187,18 @@ def test_cli_queues_lists_and_refuses_with_one_line(run_db: Path, tmp_path: Path
     assert "designer share 0.00" in lines[2]
     nowhere = runner.invoke(cli, ["steer", str(tmp_path / "nothing"), "pin", "abcd"])
     assert nowhere.exit_code == 2 and "no run database" in nowhere.output
+
+
+def test_an_environment_added_at_a_regenerating_step_joins_the_new_generation() -> None:
+    from spade_async.selfplay.curriculum import LiveEnv
+
+    cur = curriculum(regen_every=2)
+    cur.live = [live(design("Optimization", "old"))]
+    mid, at_regen = LiveEnv("mid", "c1", None, "x", "injected", 1), LiveEnv("regen", "c2", None, "x", "injected", 2)
+    cur.join(mid, 1)  # mid-generation: live at once
+    assert [e.env_id for e in cur.live][-1] == "mid" and cur.joining == []
+    cur.join(at_regen, 2)  # step 2 regenerates: it waits for the new generation
+    assert cur.joining == [at_regen]
+    assert cur.retire_now("nothing") is None
+    cur.retire()
+    assert [e.env_id for e in cur.live] == ["regen"] and cur.joining == []  # not retired before it was played
