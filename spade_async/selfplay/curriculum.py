@@ -23,7 +23,7 @@ fixed penalty) when:
 Steering (``selfplay.steering`` applies the actions; their effect lives here, so a checkpoint
 carries it): an environment retired by hand leaves the live set at once and waits in
 ``retired_early`` to be scored with its generation over the steps it lived, like a natural
-retirement; a pinned one is carried into every next generation (its design is scored once,
+retirement, and memory never refills it (``retired_by_hand``, until it is pinned); a pinned one is carried into every next generation (its design is scored once,
 with the generation it was designed in); one added by hand at a step that regenerates joins
 the new generation (``joining``); ``design_share`` scales the designs per
 generation (0: the designer pauses and memory fills the live set); ``band`` replaces the
@@ -139,6 +139,8 @@ class Curriculum:
         self.retired_early: list[LiveEnv] = []
         self.design_share = 1.0
         self.band: tuple[float, float] | None = None
+        self.retired_by_hand: set[str] = set()
+        """Environments retired by a steering request: never refilled from memory (a pin undoes it)."""
         self.joining: list[LiveEnv] = []
         """Environments added by hand at a step that regenerates: they join the new generation."""
 
@@ -170,6 +172,7 @@ class Curriculum:
                 if env.env_id == env_id:
                     del group[i]
                     self.pinned.discard(env_id)
+                    self.retired_by_hand.add(env_id)
                     if env.design is not None:
                         self.retired_early.append(env)
                     return env
@@ -271,6 +274,7 @@ class Curriculum:
                 "design_share": self.design_share,
                 "band": self.band,
                 "joining": self.joining,
+                "retired_by_hand": sorted(self.retired_by_hand),
             },
         }
 
@@ -285,6 +289,7 @@ class Curriculum:
         self.retired_early = list(steering.get("retired_early", ()))
         self.design_share = float(steering.get("design_share", 1.0))
         self.joining = list(steering.get("joining", ()))
+        self.retired_by_hand = set(steering.get("retired_by_hand", ()))
         self.band = None
         if steering.get("band") is not None:
             low, high = steering["band"]

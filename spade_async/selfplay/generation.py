@@ -112,7 +112,7 @@ class EnvGenerator:
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
-                if env_id_for(seed_env.source) not in self.curriculum.pinned:  # a pinned one is live already
+                if env_id_for(seed_env.source) not in self.curriculum.pinned | self.curriculum.retired_by_hand:  # steering
                     self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
@@ -228,7 +228,7 @@ class EnvGenerator:
             return
         live_ids = {e.env_id for e in self.curriculum.live}
         memory = await self._memory(played_only=False)
-        pool = [c for c in memory if c.id not in live_ids and c.hint]
+        pool = [c for c in memory if c.id not in live_ids and c.hint and c.id not in self.curriculum.retired_by_hand]
         for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
         if missing > len(pool):

@@ -176,8 +176,10 @@ def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[s
     if kind in ("retire", "pin", "unpin"):
         env = resolve_env(conn, str(args.get("env_id", "")))
         args = {**args, "env_id": env["id"]}
-        if kind == "retire" and env["status"] != "active":
-            raise SteerError(f"environment {env['id'][:12]} is not live (status {env['status']}); nothing to retire")
+        # Only an invalid one is certainly not live: the status column of an environment refilled
+        # from memory says 'retired' until its first plays are recorded, so the run checks the rest.
+        if kind == "retire" and not env["valid"]:
+            raise SteerError(f"environment {env['id'][:12]} failed validation: it was never live; nothing to retire")
         if kind == "pin" and not env["valid"]:
             raise SteerError(f"environment {env['id'][:12]} failed validation; only a valid environment can be pinned")
         if kind == "pin" and env["id"] in pinned_ids(conn):
@@ -285,6 +287,10 @@ class Steering:
             failpoint("steer_applied")  # row settled and the curriculum changed; no checkpoint has it yet
         return applied
 
+    def _pin(self, env_id: str) -> None:
+        self.curriculum.pinned.add(env_id)
+        self.curriculum.retired_by_hand.discard(env_id)  # a pin undoes a retirement by hand
+
     def _live(self, env_id: str) -> LiveEnv | None:
         return next((e for e in self.curriculum.live + self.curriculum.joining if e.env_id == env_id), None)
 
@@ -340,8 +346,7 @@ class Steering:
         if env_id in self.curriculum.pinned:
             return Decision("rejected", f"environment {short} is already pinned")
         if live is not None:
-            return Decision("applied", "pinned: it stays live in every next generation",
-                            apply=lambda: self.curriculum.pinned.add(env_id))
+            return Decision("applied", "pinned: it stays live in every next generation", apply=lambda: self._pin(env_id))
         rec = await self.store.environment(env_id)
         if rec is None or not rec.valid or rec.domain != self.sp.domain:
             return Decision("rejected", f"environment {short} is unknown, invalid or of another domain")
@@ -349,7 +354,7 @@ class Steering:
 
         def bring_back() -> None:
             self.curriculum.join(back, step)
-            self.curriculum.pinned.add(env_id)
+            self._pin(env_id)
 
         return Decision("applied", "pinned: back in the live set, and in every next generation", apply=bring_back,
                         after=lambda: self.write_stats(back, step, "active", None))

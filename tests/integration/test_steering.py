@@ -245,3 +245,27 @@ async def test_an_injection_at_a_regenerating_step_is_played_in_the_new_generati
     [(injected,)] = rows(db, "SELECT id FROM environments WHERE origin = 'injected'")
     assert rows(db, f"SELECT DISTINCT step, hinted FROM episodes WHERE env_id = '{injected}' ORDER BY step, hinted") == [
         (2, 0), (2, 1), (3, 0)]  # step 2 regenerates: it joins the new generation instead of leaving with the old
+
+
+async def test_an_environment_retired_by_hand_is_not_refilled_until_pinned(tmp_path: Path) -> None:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=2, plays=2, hinted_plays=0)  # regen_every = 2
+    cfg.run.max_steps = 6
+    (tmp_path / "pool" / "other.py").write_text(INJECTED_ENV)
+    db = tmp_path / "run" / "run.sqlite"
+    gone: list[str] = []
+
+    def retire(p: Pipeline) -> None:
+        gone.append(p.curriculum.live[0].env_id)
+        queue_action(db, "retire", {"env_id": gone[0]}, "test")
+
+    def pin(p: Pipeline) -> None:
+        queue_action(db, "pin", {"env_id": gone[0]}, "test")
+
+    async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        queue_during_step(pipeline, 0, retire)
+        queue_during_step(pipeline, 3, pin)
+        assert await pipeline.run(sync=True) == 6
+    # Both pool environments are drawn at every regeneration (steps 2 and 4): the retired one
+    # is skipped at step 2, and comes back only with the pin (at step 4).
+    played = rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{gone[0]}' ORDER BY step")
+    assert played == [(0,), (4,), (5,)]

@@ -99,7 +99,7 @@ async def test_each_key_queues_its_request_and_the_run_applies_them(run_dir: Pat
         await fill(app, pilot, path=str(tmp_path / "missing.py"))
         assert len(requests(db)) == 5
         refusals = [n for n in app.notes if n.startswith("not sent")]
-        assert len(refusals) == 3 and "is not live" in refusals[0] and "LOW <= HIGH" in refusals[1]
+        assert len(refusals) == 3 and "never live" in refusals[0] and "LOW <= HIGH" in refusals[1]
         assert "cannot read" in refusals[2]
 
         # The run takes one more step: it applies the five, in order, and logs them.

@@ -133,8 +133,8 @@ def test_invalid_requests_are_refused_and_write_nothing(run_db: Path, kind: str,
 
 def test_env_requests_check_the_environment_state(run_db: Path) -> None:
     env = ids(run_db)
-    with pytest.raises(SteerError, match="is not live"):
-        queue_action(run_db, "retire", {"env_id": env["old one"][:8]}, "test")
+    with pytest.raises(SteerError, match="never live"):
+        queue_action(run_db, "retire", {"env_id": env["bad one"][:8]}, "test")
     with pytest.raises(SteerError, match="failed validation"):
         queue_action(run_db, "pin", {"env_id": env["bad one"][:8]}, "test")
     with pytest.raises(SteerError, match="is not pinned"):
