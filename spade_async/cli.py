@@ -1,4 +1,4 @@
-"""`spade-async` command line: run, resume, init, config, env, setup-model, tui.
+"""`spade-async` command line: run, resume, init, config, env, setup-model, tui, steer.
 
 Why a thin layer: every command parses its input, turns any expected failure (bad config,
 bad environment file, missing run) into one clear line and an exit status, and hands off
@@ -27,6 +27,7 @@ from spade_async.commands.export_cmd import export
 from spade_async.commands.model_cmd import setup_model
 from spade_async.commands.presets_cmd import config_list, init
 from spade_async.commands.report_cmd import report
+from spade_async.commands.steer_cmd import steer
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.presets import resolve_config
 from spade_async.quiet import VERBOSE_ENV, quiet_libraries, verbose_requested
@@ -181,6 +182,7 @@ config.add_command(config_doc)
 cli.add_command(eval_command)
 cli.add_command(export)
 cli.add_command(report)
+cli.add_command(steer)
 cli.add_command(init)
 cli.add_command(setup_model)
 config.add_command(config_list)

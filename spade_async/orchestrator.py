@@ -55,6 +55,7 @@ from spade_async.selfplay.agent import Episode, agent_context_budget, play_episo
 from spade_async.selfplay.audit import audit_play
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
+from spade_async.selfplay.steering import Steering
 from spade_async.selfplay.tool_agent import play_tool_episode
 from spade_async.steps import shown
 from spade_async.tracking.names import namespaced
@@ -126,6 +127,8 @@ class Pipeline:
         self.generator = EnvGenerator(
             cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder
         )
+        self.steering = Steering(cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats)
+        """Queued steering actions (retire, pin, inject, band, designer share), applied between steps."""
         self.stale_dropped = 0
         self.audit_rng = random.Random(secrets.randbits(64))
         """Draws the play audit's seeds, actions and pauses: unpredictable, never from the run seed."""
@@ -253,6 +256,7 @@ class Pipeline:
         t0 = time.perf_counter()
         metrics: dict[str, float] = {"valid_fraction": math.nan}
         self._pending_designer = []
+        await self.steering.apply_queued(step)  # between steps: the requests queued since the last one
         if self.curriculum.needs_regen(step):
             generation_metrics, self._pending_designer = await self.generator.regenerate(step)
             metrics.update(generation_metrics)

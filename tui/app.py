@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -26,6 +26,7 @@ from .controller import RunController
 from .export import export_env
 from .reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
 from .stats import band_counts, points, recent_envs, skill_stats
+from .steer import SteerKeys
 from .widgets.bands import BandHistogram
 from .widgets.envs import EnvDetailView, EnvTable
 from .widgets.evals import EvalPanel
@@ -56,7 +57,7 @@ CHARTS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
 )
 
 
-class SpadeApp(App[int]):
+class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/steer.py)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "spade-async"
     BINDINGS = [  # noqa: RUF012 (Textual's own declaration style)
@@ -169,6 +170,7 @@ class SpadeApp(App[int]):
             self.query_one("#bands", BandHistogram).show(band_counts(self.steps))
         if result.events:
             self.query_one("#events", EventLog).add_events(result.events, run_start)
+            self.mark_steering(result.events)  # tui/steer.py
         if result.evals:
             self.query_one("#evals", EvalPanel).add_rows(result.evals)
             self._show_evals(True)
@@ -189,6 +191,7 @@ class SpadeApp(App[int]):
         self._show_evals(False)
         self.envs.clear()
         self.query_one("#events", EventLog).clear()
+        self.mark_steering([], reset=True)
         self.query_one("#skills", SkillTable).clear()
         self.query_one("#env-table", EnvTable).clear()
         self._draw_charts()

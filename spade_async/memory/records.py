@@ -16,7 +16,8 @@ from typing import Any
 
 RUN_STATUSES: tuple[str, ...] = ("running", "finished", "failed", "interrupted")
 ENV_STATUSES: tuple[str, ...] = ("active", "retired", "invalid")
-ENV_ORIGINS: tuple[str, ...] = ("seed", "fresh", "mutation", "repair")
+ENV_ORIGINS: tuple[str, ...] = ("seed", "fresh", "mutation", "repair", "injected")
+"""``injected``: added to a live run by a person (``spade-async steer RUN_DIR inject``), never credited to the designer."""
 
 
 def env_id_for(code: str) -> str:
@@ -32,7 +33,7 @@ class EnvRecord:
     domain: str
     skill: str | None
     origin: str
-    """seed | fresh | mutation | repair"""
+    """seed | fresh | mutation | repair | injected"""
     created_step: int
     hint: str | None = None
     doc_title: str | None = None

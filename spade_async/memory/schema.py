@@ -135,6 +135,27 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE runs ADD COLUMN heartbeat_at REAL;
         """,
     ),
+    (
+        # Steering a live run (spade_async.selfplay.steering): a request is a row, written by
+        # the CLI or a TUI; only the run settles it, between steps, in id order, once. A resume
+        # puts rows settled after its checkpoint back to 'queued' (truncate_after).
+        "0005_steer_actions",
+        """
+        CREATE TABLE steer_actions (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id),
+            created_at REAL NOT NULL,
+            who TEXT NOT NULL,                        -- who asked: 'cli user@host', 'tui (watcher) user@host'
+            kind TEXT NOT NULL,                       -- retire | pin | unpin | inject | band | designer_share
+            args TEXT NOT NULL DEFAULT '{}',          -- JSON object (env_id, reason, code, low, high, share ...)
+            status TEXT NOT NULL DEFAULT 'queued',    -- queued | applied | rejected
+            step INTEGER,                             -- the step it took effect (or was refused) at
+            settled_at REAL,
+            message TEXT                              -- what it changed, or why it was refused
+        );
+        CREATE INDEX steer_actions_status ON steer_actions(status, id);
+        """,
+    ),
 ]
 
 METRIC_KEYS: tuple[str, ...] = (

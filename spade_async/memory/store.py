@@ -614,8 +614,8 @@ class Store:
         """Forget the current run's work after ``step`` (resume from the checkpoint at ``step``).
 
         Deletes episodes, steps, events, checkpoints and in-loop eval rows with step > ``step`` and environments
-        this run created after it (unless another run's episodes still use them), in one
-        transaction. Stats of older environments are restored by ``restore_environment_stats``.
+        this run created after it (unless another run's episodes still use them), and queues again
+        the steering actions settled after it, in one transaction. Stats of older environments are restored by ``restore_environment_stats``.
         """
         run_id = self._need_run()
         async with self._tx() as conn:
@@ -626,6 +626,13 @@ class Store:
             await conn.execute(
                 "DELETE FROM environments WHERE run_id = ? AND created_step > ? "
                 "AND id NOT IN (SELECT env_id FROM episodes)",
+                (run_id, step),
+            )
+            # Steering actions settled after the checkpoint happened in the discarded timeline:
+            # queued again, so the resumed run applies each of them once (spade_async.selfplay.steering).
+            await conn.execute(
+                "UPDATE steer_actions SET status = 'queued', step = NULL, settled_at = NULL, message = NULL "
+                "WHERE run_id = ? AND step > ?",
                 (run_id, step),
             )
             # In-loop evaluations of the replayed steps (spade_async.eval.inloop); its base rows stay.
@@ -661,3 +668,32 @@ class Store:
         """Every evaluation row of this file, oldest first."""
         rows = await self._fetchall("SELECT * FROM evals ORDER BY id")
         return [dict(r) for r in rows]
+
+    # ---------------------------------------------------------------- steering (spade_async.selfplay.steering)
+
+    async def queued_steer_actions(self) -> list[dict[str, Any]]:
+        """The current run's steering actions still waiting, oldest first (``args`` decoded)."""
+        rows = await self._fetchall(
+            "SELECT id, created_at, who, kind, args FROM steer_actions WHERE run_id = ? AND status = 'queued' ORDER BY id",
+            (self._need_run(),),
+        )
+        return [{**dict(r), "args": _loads(r["args"]) or {}} for r in rows]
+
+    async def settle_steer_action(self, action_id: int, status: str, step: int, message: str, event: str) -> bool:
+        """Mark a queued action applied or rejected at ``step`` and log ``event``, in one transaction.
+
+        Returns False (and changes nothing) when the row is no longer queued.
+        """
+        run_id = self._need_run()
+        async with self._tx() as conn:
+            cur = await conn.execute(
+                "UPDATE steer_actions SET status = ?, step = ?, settled_at = ?, message = ? WHERE id = ? AND status = 'queued'",
+                (status, step, time.time(), message, action_id),
+            )
+            if cur.rowcount == 0:
+                return False
+            await conn.execute(
+                "INSERT INTO events (run_id, step, kind, message, created_at) VALUES (?, ?, 'steer', ?, ?)",
+                (run_id, step, event, time.time()),
+            )
+        return True

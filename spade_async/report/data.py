@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.memory.readonly import open_readonly
+from spade_async.selfplay.steering import ActionRow, read_actions
 
 
 @dataclass
@@ -31,6 +32,12 @@ class RunData:
     episodes: int = 0
     checkpoints: list[int] = field(default_factory=list)
     """Steps of the ``checkpoints`` table: the database's 0-based indices (``steps`` counts from 1)."""
+    steering: list[ActionRow] = field(default_factory=list)
+    """Steering requests (``steer_actions``), oldest first; empty for a database without them."""
+
+    def steered_steps(self) -> list[int]:
+        """1-based steps at which at least one steering request took effect."""
+        return sorted({a.step + 1 for a in self.steering if a.status == "applied" and a.step is not None})
 
     def series(self, key: str) -> list[float]:
         return [m.get(key, math.nan) for m in self.metrics]
@@ -50,7 +57,7 @@ def read_run(db: Path) -> RunData:
             data.steps.append(int(row["step"]) + 1)  # 1-based, as the console counts
             data.metrics.append({k: _num(v) for k, v in json.loads(row["metrics"]).items()})
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for row in conn.execute("SELECT skill, valid FROM environments WHERE origin != 'seed'"):
+        for row in conn.execute("SELECT skill, valid FROM environments WHERE origin NOT IN ('seed', 'injected')"):
             counts[row["skill"] or "unknown"][0] += int(row["valid"])
             counts[row["skill"] or "unknown"][1] += 1
         data.valid_by_skill = {k: (v[0], v[1]) for k, v in sorted(counts.items())}
@@ -59,6 +66,7 @@ def read_run(db: Path) -> RunData:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "evals" in tables:
             data.evals = [dict(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
+        data.steering = read_actions(conn)
     finally:
         conn.close()
     return data

@@ -32,6 +32,21 @@ def _checkpoints(data: RunData, run_dir: Path) -> str:
     return text + (f" ({pruned} older pruned)" if pruned else "")
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _steering(data: RunData) -> list[str]:
+    """Every steering request and the step it took effect at (the plots mark those steps)."""
+    if not data.steering:
+        return []
+    lines = ["## Steering", "", "| # | step | who | request | status | what the run did |", "|---|---|---|---|---|---|"]
+    for a in data.steering:
+        step = "-" if a.step is None else str(a.step + 1)
+        lines.append(f"| {a.id} | {step} | {_cell(a.who)} | {_cell(a.summary)} | {a.status} | {_cell(a.message or '')} |")
+    return [*lines, ""]
+
+
 def summary(data: RunData, run_dir: Path) -> str:
     lines = [f"# Run report: {terminal_safe(data.name)}", "",
              f"- folder: `{terminal_safe(run_dir)}`", f"- status: {terminal_safe(data.status)}",
@@ -57,6 +72,7 @@ def summary(data: RunData, run_dir: Path) -> str:
     else:
         lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")
     lines.append("")
+    lines += _steering(data)
     for name, (_draw, title) in PLOTS.items():
         lines += [f"## {title}", "", f"![{title}]({name})", ""]
     return "\n".join(lines)

@@ -54,11 +54,18 @@ def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str) 
             drawn = True
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
+    _mark_steering(ax, data, drawn)
     if drawn:
         ax.legend(loc="best", fontsize=8)
         ax.grid(alpha=0.3)
     else:
         _empty(ax, "not measured in this run")
+
+
+def _mark_steering(ax: Axes, data: RunData, drawn: bool) -> None:
+    """A dotted vertical line at each step where a steering request took effect."""
+    for i, step in enumerate(data.steered_steps() if drawn else []):
+        ax.axvline(step, color="#8e44ad", linestyle=":", linewidth=1.2, label="steered" if i == 0 else None)
 
 
 def plot_regret(ax: Axes, data: RunData) -> None:

@@ -22,13 +22,22 @@ fixed penalty) when:
 - it failed the play audit (``selfplay.audit``: a meaningless action won in play, or play
   departed from what admission saw): it is expelled from the live set at once, its plays of
   that step are dropped, and it is scored as invalid when its generation retires.
+
+Steering (``selfplay.steering`` applies the actions; their effect lives here, so a checkpoint
+carries it): an environment retired by hand leaves the live set at once and waits in
+``retired_early`` to be scored with its generation over the steps it lived, like a natural
+retirement, and memory never refills it (``retired_by_hand``, until it is pinned); a pinned one is carried into every next generation (its design is scored once,
+with the generation it was designed in); one added by hand at a step that regenerates joins
+the new generation (``joining``); ``design_share`` scales the designs per
+generation (0: the designer pauses and memory fills the live set); ``band`` replaces the
+config's target band for the rest of the run.
 """
 
 from __future__ import annotations
 
 import random
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spade_async.config import SelfPlayConfig
@@ -137,6 +146,54 @@ class Curriculum:
         self.rejected: list[Design] = []
         self.expelled: list[LiveEnv] = []
         self.generation = 0
+        # Steering state (see the module docstring); defaults = not steered.
+        self.pinned: set[str] = set()
+        self.retired_early: list[LiveEnv] = []
+        self.design_share = 1.0
+        self.band: tuple[float, float] | None = None
+        self.retired_by_hand: set[str] = set()
+        """Environments retired by a steering request: never refilled from memory (a pin undoes it)."""
+        self.joining: list[LiveEnv] = []
+        """Environments added by hand at a step that regenerates: they join the new generation."""
+
+    def join(self, env: LiveEnv, step: int) -> None:
+        """Add an environment by hand, live from ``step`` (into the next generation when
+        ``step`` regenerates, so the regeneration does not retire it before it is played)."""
+        (self.joining if self.needs_regen(step) else self.live).append(env)
+
+    def designs_wanted(self, envs_per_step: int) -> int:
+        """Designs to ask for at a regeneration: ``envs_per_step`` scaled by ``design_share``."""
+        return round(envs_per_step * self.design_share)
+
+    def set_band(self, low: float, high: float) -> None:
+        """Make [low, high] the target band for the rest of the run (``cfg`` is shared with
+        every stage, so rewards, memory picks and band metrics all use it)."""
+        self.band = (low, high)
+        if low > self.cfg.plateau_high:  # assign in an order that keeps low <= high throughout
+            self.cfg.plateau_high = high
+            self.cfg.plateau_low = low
+        else:
+            self.cfg.plateau_low = low
+            self.cfg.plateau_high = high
+
+    def retire_now(self, env_id: str) -> LiveEnv | None:
+        """Take ``env_id`` out of the live set now (None if it is not live); a design of this
+        generation is scored when the generation ends, over the steps it lived."""
+        for group in (self.live, self.joining):
+            for i, env in enumerate(group):
+                if env.env_id == env_id:
+                    del group[i]
+                    self.pinned.discard(env_id)
+                    self.retired_by_hand.add(env_id)
+                    if env.design is not None:
+                        self.retired_early.append(env)
+                    return env
+        return None
+
+    def has_generation(self) -> bool:
+        """Whether there is a generation to retire (live, all of it retired by hand, or
+        environments waiting to join the next one)."""
+        return bool(self.live or self.retired_early or self.joining)
 
     def needs_regen(self, step: int) -> bool:
         return not self.live or step % self.cfg.regen_every == 0
@@ -194,18 +251,20 @@ class Curriculum:
         return ScoredDesign(env.design, candidate, env.env_id, why)
 
     def retire(self) -> Retired:
-        """End the current generation: score its designs and clear the live set.
+        """End the current generation: score its designs and clear the live set (pinned
+        environments stay in it).
 
         Every design of the generation (admitted or not) yields one scored record, so none
         drops out of the designer batch.
         """
-        scored = [self.score_design(e) for e in self.live + self.expelled if e.design is not None]
+        generation = self.live + self.retired_early + self.expelled
+        scored = [self.score_design(e) for e in generation if e.design is not None]
         scored += [ScoredDesign(d, DesignerCandidate(d.job.skill, False), None) for d in self.rejected]
         rewards = designer_rewards(
             [s.candidate for s in scored],
             DesignerRewardParams.from_config(self.cfg),
-            n_agent_samples=self.n_agent_samples_per_env * max(1, len(self.live)),
-            n_envs=max(1, len(self.live)),
+            n_agent_samples=self.n_agent_samples_per_env * max(1, len(generation)),
+            n_envs=max(1, len(generation)),
         )
         samples = []
         per_env: dict[str, float] = {}
@@ -216,9 +275,11 @@ class Curriculum:
                 samples.append(sample)
             if s.env_id is not None:
                 per_env[s.env_id] = r
-        retired = Retired(envs=self.live + self.expelled, designer_samples=samples, designer_rewards=per_env,
-                          scored=scored)
-        self.live = []
+        retired = Retired(envs=generation, designer_samples=samples, designer_rewards=per_env, scored=scored)
+        # Pinned environments go on into the next generation, their design already scored.
+        self.live = [replace(e, design=None) for e in self.live if e.env_id in self.pinned] + self.joining
+        self.retired_early = []
+        self.joining = []
         self.rejected = []
         self.expelled = []
         self.generation += 1
@@ -233,6 +294,14 @@ class Curriculum:
             "rejected": self.rejected,
             "expelled": self.expelled,
             "generation": self.generation,
+            "steering": {
+                "pinned": sorted(self.pinned),
+                "retired_early": self.retired_early,
+                "design_share": self.design_share,
+                "band": self.band,
+                "joining": self.joining,
+                "retired_by_hand": sorted(self.retired_by_hand),
+            },
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -242,3 +311,13 @@ class Curriculum:
         self.rejected = list(state["rejected"])
         self.expelled = list(state.get("expelled", []))  # absent from checkpoints written before the audit
         self.generation = int(state["generation"])
+        steering = state.get("steering", {})  # absent in checkpoints from before steering
+        self.pinned = set(steering.get("pinned", ()))
+        self.retired_early = list(steering.get("retired_early", ()))
+        self.design_share = float(steering.get("design_share", 1.0))
+        self.joining = list(steering.get("joining", ()))
+        self.retired_by_hand = set(steering.get("retired_by_hand", ()))
+        self.band = None
+        if steering.get("band") is not None:
+            low, high = steering["band"]
+            self.set_band(float(low), float(high))

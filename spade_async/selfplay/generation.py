@@ -103,12 +103,12 @@ class EnvGenerator:
         Returns the generation's metrics and the retired designs' samples for the learner.
         """
         designer_samples: list[TrainSample] = []
-        if self.curriculum.live:
+        if self.curriculum.has_generation():
             retired = self.curriculum.retire()
             designer_samples = retired.designer_samples
-            for env in retired.envs:  # an environment the play audit expelled never returns from memory
-                await self.write_stats(env, step, "invalid" if env.expelled else "retired",
-                                       retired.designer_rewards.get(env.env_id))
+            for env in retired.envs:  # pinned: carried on; expelled by the play audit: never back from memory
+                status = "active" if env.env_id in self.curriculum.pinned else "invalid" if env.expelled else "retired"
+                await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
             for scored in retired.scored:
                 if scored.why_invalid:
                     await self.store.record_event(
@@ -117,12 +117,14 @@ class EnvGenerator:
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
-                self.curriculum.live.append(self._live_from_seed(seed_env, step))
+                if env_id_for(seed_env.source) not in self.curriculum.pinned | self.curriculum.retired_by_hand:  # steering
+                    self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
         keepers = duplicate_keepers(designs)
+        carried = {e.env_id for e in self.curriculum.live}  # pinned environments (selfplay.steering)
         for i, d in enumerate(designs):
-            if d.admitted and d.code and keepers[env_id_for(d.code)] != i:
+            if d.admitted and d.code and (keepers[env_id_for(d.code)] != i or env_id_for(d.code) in carried):
                 d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
                 d.reasons.append("duplicate of an environment already live this generation")
             else:
@@ -158,7 +160,7 @@ class EnvGenerator:
         candidates = await self._memory(played_only=True)
         parents = await self._memory(played_only=False)
         jobs: list[DesignJob] = []
-        for i in range(self.sp.envs_per_step):
+        for i in range(self.curriculum.designs_wanted(self.sp.envs_per_step)):  # steering may lower it
             skill = skills[i % len(skills)]
             doc = self.corpus.next()
             parent = None
@@ -232,7 +234,7 @@ class EnvGenerator:
             return
         live_ids = {e.env_id for e in self.curriculum.live}
         memory = await self._memory(played_only=False)
-        pool = [c for c in memory if c.id not in live_ids and c.hint]
+        pool = [c for c in memory if c.id not in live_ids and c.hint and c.id not in self.curriculum.retired_by_hand]
         for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
         if missing > len(pool):

@@ -26,6 +26,7 @@ _KIND_STYLE = {
     "resume": "bold cyan",
     "info": "bold blue",
     "error": "bold white on red",
+    "steer": "bold magenta",  # a steering action the run applied or refused (spade_async.selfplay.steering)
 }
 
 

@@ -103,12 +103,21 @@ class LineChart(PlotextPlot):
 
     DEFAULT_CSS = "LineChart { width: 1fr; height: 1fr; min-height: 5; }"
 
+    MARK_COLOR = "#ce93d8"
+    """Colour of the vertical marks at steps where a steering request took effect."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.series: tuple[Series, ...] = ()
+        self.marks: tuple[int, ...] = ()
 
     def set_series(self, series: Sequence[Series]) -> None:
         self.series = tuple(series)
+        self.refresh()
+
+    def set_marks(self, steps: Sequence[int]) -> None:
+        """Draw a vertical line at each of these (1-based) steps inside the chart's range."""
+        self.marks = tuple(sorted(set(steps)))
         self.refresh()
 
     def render(self) -> RenderResult:
@@ -147,6 +156,9 @@ class LineChart(PlotextPlot):
             elif s.values:
                 xs, ys = downsample(s.steps, s.values, limit)
                 plt.plot(xs, ys, color=rgb, marker="braille")
+        for step in self.marks:
+            if first <= step <= last:
+                plt.vline(step, color=Color.parse(self.MARK_COLOR).rgb)
 
 
 class ChartPanel(Vertical):
@@ -174,6 +186,9 @@ class ChartPanel(Vertical):
         self.series = tuple(series)
         self.query_one(".legend", Static).update(self._legend())
         self.chart.set_series(self.series)
+
+    def set_marks(self, steps: Sequence[int]) -> None:
+        self.chart.set_marks(steps)
 
     def _legend(self) -> Text:
         width = max(len(s.label) for s in self.series) if self.series else 0

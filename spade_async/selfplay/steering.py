@@ -1,0 +1,392 @@
+"""Steering a live run: retire, pin or inject an environment, move the target band, change
+the designer's share, while the run goes on.
+
+Why rows in the run's database: whoever asks (the CLI, the TUI that owns the run, a TUI
+that only watches it from another terminal) may be another process, and the run must stay
+the only one that changes its curriculum. A request is one committed row in
+``steer_actions`` (who, when, what); the run reads the queued rows at the start of each step
+(between steps: a step is never half steered), applies them in id order, and settles each
+row (``applied`` or ``rejected``, the step it took effect at, and a message) in the same
+transaction as its event-log line. What it changed lives in the :class:`Curriculum`, so a
+checkpoint carries it; a resume puts the rows settled after its checkpoint back in the
+queue (``Store.truncate_after``), so a kill -9 at any moment neither loses a request nor
+applies one twice in the run's history.
+
+Checks happen twice: where the request is written (:func:`queue_action`: unknown
+environment, band outside [0, 1], unreadable file), so a person gets the message at once,
+and again in the run, because the state may have moved on (the environment retired
+meanwhile) and a row may have been written by hand. An injected file is admitted by the
+same sandbox validation as a designed environment, in the run; a rejection records the
+validator's reasons on the row. An injected environment has no design, so it never earns
+the designer a reward (docs/rewards.md).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import math
+import socket
+import sqlite3
+import time
+import tomllib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spade_async.config import Config
+from spade_async.failpoints import failpoint
+from spade_async.memory.records import EnvRecord, env_id_for
+from spade_async.memory.store import Store
+from spade_async.sandbox.errors import SandboxError
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT, validate_source
+from spade_async.selfplay.curriculum import Curriculum, LiveEnv
+from spade_async.selfplay.parsing import clean_hint
+
+KINDS: tuple[str, ...] = ("retire", "pin", "unpin", "inject", "band", "designer_share")
+TABLE = "steer_actions"
+DEFAULT_MAX_SOURCE_BYTES = 64_000
+"""Used when the run's config cannot be read (the run applies its own ``sandbox.max_source_bytes``)."""
+
+
+class SteerError(Exception):
+    """A steering request that cannot be queued; the message says why (nothing was written)."""
+
+
+def requester(role: str) -> str:
+    """Who asks, as recorded on the row: ``role user@host``."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "?"
+    return f"{role} {user}@{socket.gethostname()}"
+
+
+def check_band(low: float, high: float) -> None:
+    if not (math.isfinite(low) and math.isfinite(high)) or not 0.0 <= low <= high <= 1.0:
+        raise SteerError(f"band {low:g}-{high:g}: need 0 <= LOW <= HIGH <= 1")
+
+
+def check_share(share: float) -> None:
+    if not math.isfinite(share) or not 0.0 <= share <= 1.0:
+        raise SteerError(f"designer share {share:g}: need a fraction in [0, 1] (0 pauses design)")
+
+
+def describe(kind: str, args: dict[str, Any]) -> str:
+    """One line saying what an action asks for."""
+    if kind in ("retire", "pin", "unpin"):
+        text = f"{kind} {str(args.get('env_id', '?'))[:12]}"
+        return text + (f" ({args['reason']})" if args.get("reason") else "")
+    if kind == "inject":
+        extra = [f"skill {args['skill']}"] if args.get("skill") else []
+        extra += ["pinned"] if args.get("pin") else []
+        return f"inject {args.get('name') or 'code'}" + (f" ({', '.join(extra)})" if extra else "")
+    if kind == "band":
+        return f"target band {float(args.get('low', math.nan)):.2f}-{float(args.get('high', math.nan)):.2f}"
+    if kind == "designer_share":
+        return f"designer share {float(args.get('share', math.nan)):.2f}"
+    return kind
+
+
+# ---------------------------------------------------------------- request side (any process)
+
+
+@dataclass(frozen=True)
+class ActionRow:
+    id: int
+    created_at: float
+    who: str
+    kind: str
+    args: dict[str, Any]
+    status: str
+    step: int | None
+    message: str | None
+
+    @property
+    def summary(self) -> str:
+        return describe(self.kind, self.args)
+
+
+@dataclass(frozen=True)
+class Queued:
+    id: int
+    summary: str
+    run_status: str
+
+
+def _connect(db: Path) -> sqlite3.Connection:
+    if not db.is_file():
+        raise SteerError(f"no run database at {db}; is this a spade-async run folder?")
+    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=rw", uri=True, timeout=10.0, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone() is None:
+        conn.close()
+        raise SteerError(f"{db} predates steering (no {TABLE} table); resume the run with this spade-async first")
+    return conn
+
+
+def _latest_run(conn: sqlite3.Connection) -> sqlite3.Row:
+    run = conn.execute("SELECT id, status, config_toml FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+    if run is None:
+        raise SteerError("the run has not started yet (no run row); try again in a moment")
+    return run
+
+
+def resolve_env(conn: sqlite3.Connection, prefix: str) -> sqlite3.Row:
+    """The environment whose id starts with ``prefix`` (the TUI shows 8 characters)."""
+    key = prefix.strip().lower()
+    if len(key) < 4 or any(c not in "0123456789abcdef" for c in key):
+        raise SteerError(f"environment id {prefix!r}: give at least 4 hex characters of its id")
+    rows = conn.execute(
+        "SELECT id, status, valid, skill FROM environments WHERE id >= ? AND id < ? LIMIT 3", (key, key + "g")
+    ).fetchall()
+    if not rows:
+        raise SteerError(f"no environment with id {key}... in this run")
+    if len(rows) > 1:
+        raise SteerError(f"environment id {key}... is ambiguous ({', '.join(r['id'][:12] for r in rows)}); give more of it")
+    return rows[0]
+
+
+def pinned_ids(conn: sqlite3.Connection) -> set[str]:
+    """Environments pinned by applied actions (and not unpinned or retired since)."""
+    pinned: set[str] = set()
+    for kind, text in conn.execute(f"SELECT kind, args FROM {TABLE} WHERE status = 'applied' ORDER BY step, id"):
+        args = json.loads(text or "{}")
+        env_id = args.get("env_id")
+        if kind == "pin" or (kind == "inject" and args.get("pin")):
+            pinned.add(env_id or env_id_for(args.get("code", "")))
+        elif kind in ("unpin", "retire"):
+            pinned.discard(env_id)
+    return pinned
+
+
+def _config_value(config_toml: str | None, section: str, key: str, default: Any) -> Any:
+    try:
+        return tomllib.loads(config_toml or "").get(section, {}).get(key, default)
+    except tomllib.TOMLDecodeError:
+        return default
+
+
+def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The request's arguments, checked against the database and the run's config."""
+    if kind not in KINDS:
+        raise SteerError(f"unknown steering action {kind!r}; one of {', '.join(KINDS)}")
+    if kind in ("retire", "pin", "unpin"):
+        env = resolve_env(conn, str(args.get("env_id", "")))
+        args = {**args, "env_id": env["id"]}
+        # Only an invalid one is certainly not live: the status column of an environment refilled
+        # from memory says 'retired' until its first plays are recorded, so the run checks the rest.
+        if kind == "retire" and not env["valid"]:
+            raise SteerError(f"environment {env['id'][:12]} failed validation: it was never live; nothing to retire")
+        if kind == "pin" and not env["valid"]:
+            raise SteerError(f"environment {env['id'][:12]} failed validation; only a valid environment can be pinned")
+        if kind == "pin" and env["id"] in pinned_ids(conn):
+            raise SteerError(f"environment {env['id'][:12]} is already pinned")
+        if kind == "unpin" and env["id"] not in pinned_ids(conn):
+            raise SteerError(f"environment {env['id'][:12]} is not pinned")
+    elif kind == "inject":
+        code = args.get("code")
+        limit = int(_config_value(run["config_toml"], "sandbox", "max_source_bytes", DEFAULT_MAX_SOURCE_BYTES))
+        size = len(code.encode("utf-8")) if isinstance(code, str) else 0
+        if not size or size > limit:
+            raise SteerError(f"{args.get('name') or 'the file'} is {size} bytes; an environment must be non-empty and "
+                             f"at most {limit} bytes (sandbox.max_source_bytes)")
+    elif kind == "band":
+        check_band(float(args["low"]), float(args["high"]))
+    elif kind == "designer_share":
+        check_share(float(args["share"]))
+        mode = _config_value(run["config_toml"], "selfplay", "mode", "spade")
+        if mode != "spade":
+            raise SteerError(f"this run plays a fixed pool (selfplay.mode = {mode!r}): there is no designer to steer")
+    return args
+
+
+def queue_action(db: Path, kind: str, args: dict[str, Any], who: str) -> Queued:
+    """Check a request and write it as a queued row of the newest run; ``SteerError`` if invalid."""
+    conn = _connect(Path(db))
+    try:
+        run = _latest_run(conn)
+        args = _checked(conn, run, kind, args)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cur = conn.execute(
+                f"INSERT INTO {TABLE} (run_id, created_at, who, kind, args) VALUES (?, ?, ?, ?, ?)",
+                (run["id"], time.time(), who, kind, json.dumps(args)),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        assert cur.lastrowid is not None
+        return Queued(int(cur.lastrowid), describe(kind, args), str(run["status"]))
+    except sqlite3.Error as exc:
+        raise SteerError(f"{db}: cannot write the request ({exc})") from None
+    finally:
+        conn.close()
+
+
+def read_actions(conn: sqlite3.Connection, after_id: int = 0) -> list[ActionRow]:
+    """Actions with ``id > after_id`` in id order ([] for a database without steering)."""
+    try:
+        rows = conn.execute(
+            f"SELECT id, created_at, who, kind, args, status, step, message FROM {TABLE} WHERE id > ? ORDER BY id",
+            (after_id,),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [ActionRow(int(i), float(t), str(w), str(k), json.loads(a or "{}"), str(st), s, m) for i, t, w, k, a, st, s, m in rows]
+
+
+# ---------------------------------------------------------------- run side (the orchestrator)
+
+
+@dataclass
+class Decision:
+    status: str
+    """applied | rejected"""
+    message: str
+    apply: Callable[[], None] | None = None
+    """The change to the curriculum (synchronous: nothing can interleave with it)."""
+    after: Callable[[], Awaitable[None]] | None = None
+    """Database writes that follow the change (the environment's row, its status)."""
+
+
+WriteStats = Callable[[LiveEnv, int, str, "float | None"], Awaitable[None]]
+
+
+class Steering:
+    """Applies the queued actions to the curriculum; ``apply_queued(step)`` before each step."""
+
+    def __init__(self, cfg: Config, *, store: Store, pool: SandboxPool, curriculum: Curriculum,
+                 write_stats: WriteStats) -> None:
+        self.cfg = cfg
+        self.sp = cfg.selfplay
+        self.store = store
+        self.pool = pool
+        self.curriculum = curriculum
+        self.write_stats = write_stats
+
+    async def apply_queued(self, step: int) -> int:
+        """Settle every queued action in id order, effective at ``step``; returns how many applied."""
+        applied = 0
+        for row in await self.store.queued_steer_actions():
+            decision = await self._decide(row["kind"], row["args"], step)
+            failpoint("steer_apply")  # decided, nothing written yet
+            event = f"{describe(row['kind'], row['args'])} by {row['who']}: {decision.message}"
+            if decision.status == "rejected":
+                event = "REJECTED " + event
+            if not await self.store.settle_steer_action(row["id"], decision.status, step, decision.message, event):
+                continue
+            if decision.apply is not None:
+                decision.apply()
+            if decision.after is not None:
+                await decision.after()
+            applied += decision.status == "applied"
+            failpoint("steer_applied")  # row settled and the curriculum changed; no checkpoint has it yet
+        return applied
+
+    def _pin(self, env_id: str) -> None:
+        self.curriculum.pinned.add(env_id)
+        self.curriculum.retired_by_hand.discard(env_id)  # a pin undoes a retirement by hand
+
+    def _live(self, env_id: str) -> LiveEnv | None:
+        return next((e for e in self.curriculum.live + self.curriculum.joining if e.env_id == env_id), None)
+
+    async def _decide(self, kind: str, args: dict[str, Any], step: int) -> Decision:
+        try:
+            if kind in ("retire", "pin", "unpin"):
+                return await self._env_action(kind, str(args["env_id"]), args, step)
+            if kind == "inject":
+                return await self._inject(args, step)
+            if kind == "band":
+                low, high = float(args["low"]), float(args["high"])
+                check_band(low, high)
+                before = f"{self.sp.plateau_low:.2f}-{self.sp.plateau_high:.2f}"
+                return Decision("applied", f"target band {before} -> {low:.2f}-{high:.2f} for the rest of the run",
+                                apply=lambda: self.curriculum.set_band(low, high))
+            if kind == "designer_share":
+                share = float(args["share"])
+                check_share(share)
+                if self.sp.mode != "spade":
+                    return Decision("rejected", "this run plays a fixed pool: there is no designer to steer")
+                n = self.curriculum.designs_wanted(self.sp.envs_per_step)
+
+                def set_share() -> None:
+                    self.curriculum.design_share = share
+
+                what = "design paused: memory fills the live set" if share == 0 else f"{round(self.sp.envs_per_step * share)} designs per generation (was {n})"
+                return Decision("applied", what, apply=set_share)
+            return Decision("rejected", f"unknown steering action {kind!r}")
+        except SteerError as exc:
+            return Decision("rejected", str(exc))
+        except (KeyError, TypeError, ValueError) as exc:
+            return Decision("rejected", f"malformed request ({exc.__class__.__name__}: {exc})")
+
+    async def _env_action(self, kind: str, env_id: str, args: dict[str, Any], step: int) -> Decision:
+        live = self._live(env_id)
+        short = env_id[:12]
+        if kind == "retire":
+            if live is None:
+                return Decision("rejected", f"environment {short} is not in the live set")
+            credit = "its design is scored with its generation" if live.design is not None else "no design to score"
+
+
+            def retire() -> None:
+                self.curriculum.retire_now(env_id)
+
+            return Decision("applied", f"retired; {credit}", apply=retire,
+                            after=lambda: self.write_stats(live, step, "retired", None))
+        if kind == "unpin":
+            if env_id not in self.curriculum.pinned:
+                return Decision("rejected", f"environment {short} is not pinned")
+            return Decision("applied", "unpinned: it leaves with its generation",
+                            apply=lambda: self.curriculum.pinned.discard(env_id))
+        if env_id in self.curriculum.pinned:
+            return Decision("rejected", f"environment {short} is already pinned")
+        if live is not None:
+            return Decision("applied", "pinned: it stays live in every next generation", apply=lambda: self._pin(env_id))
+        rec = await self.store.environment(env_id)
+        if rec is None or not rec.valid or rec.domain != self.sp.domain:
+            return Decision("rejected", f"environment {short} is unknown, invalid or of another domain")
+        back = LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step)
+
+        def bring_back() -> None:
+            self.curriculum.join(back, step)
+            self._pin(env_id)
+
+        return Decision("applied", "pinned: back in the live set, and in every next generation", apply=bring_back,
+                        after=lambda: self.write_stats(back, step, "active", None))
+
+    async def _inject(self, args: dict[str, Any], step: int) -> Decision:
+        code = args["code"]
+        if not isinstance(code, str):
+            raise TypeError("code is not text")
+        env_id = env_id_for(code)
+        if self._live(env_id) is not None:
+            return Decision("rejected", f"environment {env_id[:12]} is live already")
+        try:
+            result = await validate_source(self.pool, code, max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT),
+                                           domain=self.sp.domain)
+        except SandboxError as exc:
+            return Decision("rejected", f"could not be validated: {exc}")
+        if not result.admitted:
+            return Decision("rejected", "failed validation: " + "; ".join(result.reasons)[:1000])
+        hint = clean_hint(result.constants.get("HINT"))
+        skill = str(args.get("skill") or result.constants.get("SKILL") or "unknown")
+        env = LiveEnv(env_id, code, hint, skill, "injected", step)
+        pin = bool(args.get("pin"))
+
+        def go_live() -> None:
+            self.curriculum.join(env, step)
+            if pin:
+                self.curriculum.pinned.add(env_id)
+
+        async def record() -> None:
+            await self.store.record_environment(EnvRecord(
+                code=code, domain=self.sp.domain, skill=skill, origin="injected", created_step=step, hint=hint,
+                doc_title=args.get("name"), valid=True, reasons=list(result.reasons), status="active", updated_step=step))
+
+        what = f"admitted as {env_id[:12]} ({skill}{', no hint: no hinted plays' if not hint else ''}); live from this step"
+        return Decision("applied", what + (", pinned" if pin else ", until its generation ends"), apply=go_live, after=record)
