@@ -154,7 +154,7 @@ async def test_band_and_designer_share_hold_for_the_rest_of_the_run(tmp_path: Pa
     # The checkpoint after the last step carries the steering state.
     from spade_async.checkpoint import read_checkpoint
 
-    state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_3")["snapshot"]["curriculum"]["steering"]
+    state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_4")["snapshot"]["curriculum"]["steering"]
     assert state["band"] == (0.2, 0.9) and state["design_share"] == 0.0
     assert not math.isnan(metrics[3]["plain_return_mean"])
 
@@ -207,7 +207,7 @@ def test_kill_9_between_queueing_and_applying_loses_nothing_and_applies_once(tmp
     assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{target}' AND step < 3 ORDER BY step") == [(0,), (1,)]
     from spade_async.checkpoint import read_checkpoint
 
-    state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_3")["snapshot"]["curriculum"]["steering"]
+    state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_4")["snapshot"]["curriculum"]["steering"]
     assert state["band"] == (0.3, 0.7)
 
 
