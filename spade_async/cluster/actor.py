@@ -14,6 +14,8 @@ import socket
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
+import anyio
+
 from spade_async.config import SandboxConfig
 from spade_async.sandbox.pool import SandboxedEnv, SandboxError, SandboxPool
 
@@ -37,6 +39,9 @@ class PoolActor:
         self._pool: SandboxPool | None = None
         self._envs: dict[int, SandboxedEnv] = {}
         self._next = 0
+        self._closing = 0
+        """Closes in progress (fire-and-forget from the driver); shutdown waits for them."""
+        self._quiet: anyio.Event | None = None
 
     async def start(self, sandbox: dict[str, Any], disable: list[str]) -> Outcome:
         """Start the pool on this node; a refusal (isolation too low) comes back as data."""
@@ -100,7 +105,13 @@ class PoolActor:
     async def close(self, env_id: int) -> None:
         env = self._envs.pop(env_id, None)
         if env is not None:
-            await env.aclose()
+            self._closing += 1
+            try:
+                await env.aclose()
+            finally:
+                self._closing -= 1
+                if self._closing == 0 and self._quiet is not None:
+                    self._quiet.set()
 
     async def inspect(self, source: str) -> Outcome:
         return await _guard(self._live().inspect(str(source)))
@@ -114,7 +125,12 @@ class PoolActor:
 
     async def shutdown(self) -> None:
         """Kill every child and stop the fork-server (the actor is killed after this)."""
-        self._envs.clear()
+        envs, self._envs = list(self._envs.values()), {}
+        for env in envs:
+            await env.aclose()
+        if self._closing:  # a child being killed must be reaped before the fork-server stops
+            self._quiet = anyio.Event()
+            await self._quiet.wait()
         if self._pool is not None:
             await self._pool.aclose()
             self._pool = None

@@ -25,7 +25,13 @@ import anyio
 from spade_async.cluster.errors import ClusterError
 from spade_async.cluster.session import connect, disconnect
 from spade_async.config import ClusterConfig, SandboxConfig
-from spade_async.sandbox.errors import EnvCrashed, EnvProtocolError, EnvTimeout, IsolationTooLow, SandboxError
+from spade_async.sandbox.errors import (
+    EnvCrashed,
+    EnvProtocolError,
+    EnvTimeout,
+    IsolationTooLow,
+    SandboxError,
+)
 from spade_async.sandbox.isolation import LEVELS, IsolationReport
 from spade_async.sandbox.pool import StepResult
 

@@ -85,6 +85,6 @@ async def test_a_killed_pool_costs_its_in_flight_env_only(ray_cluster: object) -
 
 async def test_a_node_below_the_required_isolation_refuses_and_leaves_no_actor(ray_cluster: object) -> None:
     weak = SandboxConfig(**{**SANDBOX.model_dump(), "min_isolation": "landlock"})
-    with pytest.raises(IsolationTooLow, match="on node .*landlock"):
+    with pytest.raises(IsolationTooLow, match=r"on node .*landlock"):
         await RemoteSandboxPool.start(weak, CLUSTER, disable=frozenset({"landlock"}))
     assert wait_cpus(2.0) == 2.0
