@@ -1,6 +1,7 @@
-"""kill -9 of a trainer that started its own local Ray cluster leaves no Ray process, pool
-actor or env child behind (Ray's processes share the fate of the process that started them;
-the pool's fork-server and children die with the actor)."""
+"""Ctrl-C or kill -9 of a trainer that started its own local Ray cluster leaves no Ray
+process, pool actor or env child behind. Ctrl-C: the pool closes and Ray is shut down.
+kill -9: Ray's processes share the fate of the process that started them, and the pool's
+fork-server and children die with the actor."""
 
 from __future__ import annotations
 
@@ -26,14 +27,14 @@ TRAINER = textwrap.dedent("""
     from spade_async.testing import COIN_ENV
 
     async def main():
-        pool = await RemoteSandboxPool.start(
+        async with await RemoteSandboxPool.start(
             SandboxConfig(warm_children=0, max_children=2),
             ClusterConfig(enabled=True, address="local", local_cpus=1, sandbox_pools=1, pool_cpus=1.0,
-                          object_store_mib=100))
-        env = await pool.open(COIN_ENV)
-        await env.reset(0)
-        print("actor", pool.members[0].pid, flush=True)
-        await anyio.sleep(3600)
+                          object_store_mib=100)) as pool:
+            env = await pool.open(COIN_ENV)
+            await env.reset(0)
+            print("actor", pool.members[0].pid, flush=True)
+            await anyio.sleep(3600)
 
     anyio.run(main)
 """)
@@ -68,7 +69,8 @@ def alive(pids: set[int]) -> set[int]:
     return live
 
 
-def test_kill_9_of_the_trainer_leaves_no_ray_process_or_env_child() -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_stopping_the_trainer_leaves_no_ray_process_or_env_child(sig: signal.Signals) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     trainer = subprocess.Popen([sys.executable, "-c", TRAINER], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True, start_new_session=True)
@@ -80,8 +82,8 @@ def test_kill_9_of_the_trainer_leaves_no_ray_process_or_env_child() -> None:
         actor = int(line.split()[1])
         tree = descendants(trainer.pid) | descendants(actor) | {actor}
         assert actor in tree and len(tree) >= 4  # gcs, raylet, the actor, its fork-server and env child
-        trainer.send_signal(signal.SIGKILL)
-        trainer.wait()
+        trainer.send_signal(sig)
+        trainer.wait(timeout=120)  # Ctrl-C: the trainer closes its pool and stops Ray by itself
         deadline = time.monotonic() + 90
         while alive(tree) and time.monotonic() < deadline:
             time.sleep(0.5)
