@@ -146,7 +146,9 @@ def config() -> None:
 @click.option("--doc", "with_doc", is_flag=True, help="Precede each value with its description (a TOML comment).")
 @click.option("--gpus", type=click.IntRange(min=0), default=None,
               help="Resolve the placement for a machine with this many GPUs (default: this machine's).")
-def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool, gpus: int | None) -> None:
+@click.option("--cluster", "cluster", is_flag=True,
+              help="Also say what runs on the Ray cluster and what stays on this machine ([cluster]).")
+def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool, gpus: int | None, cluster: bool) -> None:
     """Print CONFIG (a file or a preset name) fully resolved (defaults filled in) as TOML, then
     where engine and learner would run (as TOML comments)."""
     from spade_async.gpu import cuda_device_count
@@ -163,6 +165,12 @@ def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool, gp
         lines = [f"cannot run here: {exc}"]
     for line in lines:
         click.echo(f"#   {line}")
+    if cluster:
+        from spade_async.cluster.layout import describe_cluster
+
+        click.echo("\n# cluster layout:")
+        for line in describe_cluster(cfg, lines):
+            click.echo(f"#   {line}")
 
 
 @cli.command()

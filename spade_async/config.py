@@ -377,6 +377,29 @@ class EvalConfig(Section):
         return suite
 
 
+class ClusterConfig(Section):
+    enabled: bool = False
+    """Run the sandbox pools as Ray actors on a Ray cluster (needs the `ray` extra). Off: one
+    box, and Ray is never imported. The learner, the engine and the run's database stay on
+    this machine either way (docs/cluster.md)."""
+    address: str = "local"
+    """Ray cluster to join: `auto` (the cluster this machine belongs to, `ray start` was run
+    here), `local` (start a private one-machine cluster for this run and stop it at the end),
+    or an address such as `ray://head:10001` or `head:6379`."""
+    sandbox_pools: int = Field(default=2, gt=0)
+    """Remote sandbox pools (one Ray actor each, spread over the nodes). Each holds up to
+    `sandbox.max_children` env children with every limit of [sandbox]; one environment's
+    episode stays on one pool."""
+    pool_cpus: float = Field(default=1.0, gt=0.0)
+    """Ray CPUs reserved by each sandbox pool actor (its env children run on that node)."""
+    local_cpus: int | None = Field(default=None, gt=0)
+    """`address = "local"` only: CPUs the private cluster offers (unset: this machine's)."""
+    object_store_mib: int = Field(default=200, ge=80)
+    """`address = "local"` only: size of the private cluster's object store (MiB)."""
+    start_timeout_s: float = Field(default=120.0, gt=0.0)
+    """Most seconds for every sandbox pool actor to be placed and started (its isolation probed)."""
+
+
 class Config(Section):
     run: RunConfig = Field(default_factory=RunConfig)
     """Run identity, length and checkpoints."""
@@ -400,6 +423,8 @@ class Config(Section):
     """Which GPUs generate and which train (resolved at start; `config show` prints it)."""
     eval: EvalConfig = Field(default_factory=EvalConfig)
     """In-loop held-out evaluation (off by default)."""
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    """Sandbox pools on a Ray cluster (off by default; docs/cluster.md)."""
 
     @model_validator(mode="before")
     @classmethod

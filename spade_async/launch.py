@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -28,6 +28,7 @@ from spade_async.checkpoint import (
     set_rng_states,
     write_checkpoint,
 )
+from spade_async.cluster.errors import ClusterError
 from spade_async.config import Config, ConfigError, config_to_toml, gpu_settings, load_config
 from spade_async.corpus import Corpus, CorpusError
 from spade_async.engine.embedded import (
@@ -197,6 +198,22 @@ def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] 
     return resume
 
 
+async def start_sandbox(cfg: Config, report: Callable[[str], None] = print) -> SandboxPool:
+    """The local sandbox pool, or with ``[cluster]`` on, remote pools behind the same interface
+    (Ray is imported only then)."""
+    if not cfg.cluster.enabled:
+        return await SandboxPool.start(cfg.sandbox)
+    from spade_async.cluster.pool import RemoteSandboxPool
+
+    cc = cfg.cluster
+    report(f"starting {cc.sandbox_pools} remote sandbox pool(s) on the Ray cluster ({cc.address}) ...")
+    remote = await RemoteSandboxPool.start(cfg.sandbox, cc)
+    for member in remote.members:
+        report(f"cluster: {member.name}")
+    # Same interface (open, inspect, cfg, isolation, events): the orchestrator does not change.
+    return cast(SandboxPool, remote)
+
+
 @asynccontextmanager
 async def open_run(
     cfg: Config,
@@ -215,7 +232,7 @@ async def open_run(
     db_path = run_dir / DB_NAME
 
     report("probing the sandbox ...")
-    pool = await SandboxPool.start(cfg.sandbox)
+    pool = await start_sandbox(cfg, report)
     try:
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
         for warning in pool.warnings:
@@ -352,7 +369,7 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
         return 0
 
 
-KNOWN_ERRORS = (RunError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong,
+KNOWN_ERRORS = (RunError, ClusterError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong,
                 TrackingError)
 
 

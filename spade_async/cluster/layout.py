@@ -1,0 +1,31 @@
+"""What goes where on a Ray cluster, in words (``spade-async config show CONFIG --cluster``).
+
+Why from the config alone: the report must work on the machine where a person writes the
+config, before any cluster exists; it does not import Ray or connect to anything. What each
+node really offers is checked when the run starts (each pool probes its node's isolation and
+refuses below ``sandbox.min_isolation``).
+"""
+
+from __future__ import annotations
+
+from spade_async.config import Config
+
+
+def describe_cluster(cfg: Config, engine_lines: list[str]) -> list[str]:
+    """Lines saying where the engine, the learner, the database and the sandbox pools run."""
+    cc, sb = cfg.cluster, cfg.sandbox
+    here = "this machine (the driver)"
+    if not cc.enabled:
+        return [f"cluster off: everything runs on {here}; Ray is not imported"]
+    where = {"local": "a private Ray cluster this run starts on this machine and stops at its end",
+             "auto": "the Ray cluster this machine belongs to (ray start)"}.get(cc.address, f"the Ray cluster at {cc.address}")
+    return [
+        f"Ray: {where}",
+        *(f"{line} -- on {here}" for line in engine_lines),
+        f"run database, checkpoints, adapters, TUI data: {here}",
+        f"sandbox: {cc.sandbox_pools} remote pool(s) (Ray actors, {cc.pool_cpus:g} CPU each, spread over the nodes), "
+        f"each up to {sb.max_children} env children with every [sandbox] limit",
+        f"sandbox: each pool probes its node at start and refuses below min_isolation = {sb.min_isolation!r}",
+        f"sandbox: up to {cc.sandbox_pools * sb.max_children} env children in all; "
+        f"the run plays at most {sb.max_children} episodes at once (sandbox.max_children)",
+    ]

@@ -1,0 +1,279 @@
+"""The driver's side of remote sandbox pools: the same interface as the local pool.
+
+Why this shape: the orchestrator, the validators and the agents call ``pool.open(source)``,
+``pool.inspect(source)`` and, on an env, ``reset``/``step``/``solution``/``aclose``;
+:class:`RemoteSandboxPool` answers exactly those, so nothing upstream changes. An env is
+opened on the pool with the fewest open envs and every later call of it goes to that pool
+(one episode stays on one node). Errors come back as data and are raised here as the local
+pool's own exception classes.
+
+Why a lost pool costs only its in-flight work: when an actor dies (its node, its process,
+``ray.kill``), every call to it fails with a Ray actor error, which is raised here as
+:class:`EnvCrashed`, exactly what a crashed local env raises, so the episode is counted as a
+sandbox error; the pool is marked lost, an event says so, and later envs open on the pools
+that remain. With none left, opening raises :class:`SandboxError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from spade_async.cluster.errors import ClusterError
+from spade_async.cluster.session import connect, disconnect
+from spade_async.config import ClusterConfig, SandboxConfig
+from spade_async.sandbox.errors import (
+    EnvCrashed,
+    EnvProtocolError,
+    EnvTimeout,
+    IsolationTooLow,
+    SandboxError,
+)
+from spade_async.sandbox.isolation import LEVELS, IsolationReport
+from spade_async.sandbox.pool import StepResult
+
+log = logging.getLogger(__name__)
+
+ERRORS: dict[str, type[SandboxError]] = {cls.__name__: cls for cls in (
+    SandboxError, EnvCrashed, EnvProtocolError, EnvTimeout, IsolationTooLow)}
+SLACK_S = 60.0
+"""Seconds a remote call may take beyond the sandbox's own limit before its pool counts as lost
+(a node that stopped answering; the local limits already bound the env itself)."""
+ACTOR_CONCURRENCY = 1000
+"""Calls an actor serves at once (each env call is a short await on the node's own pool)."""
+
+
+@dataclass
+class Member:
+    """One remote pool as the driver sees it."""
+
+    index: int
+    actor: Any
+    node: str = "?"
+    pid: int = 0
+    open: int = 0
+    lost: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"remote sandbox pool {self.index} (node {self.node}, pid {self.pid})"
+
+
+def _raise(outcome: dict[str, Any]) -> Any:
+    if outcome["ok"]:
+        return outcome["value"]
+    raise ERRORS.get(outcome["kind"], SandboxError)(outcome["message"], output=outcome.get("output", ""))
+
+
+def _weakest(reports: list[dict[str, Any]]) -> IsolationReport:
+    """The isolation of the whole run: the weakest node's report (so the record never overstates it)."""
+    weakest = min(reports, key=lambda r: LEVELS.index(r["level"]))
+    return IsolationReport(layers=dict(weakest["layers"]), checks=dict(weakest["checks"]), notes=dict(weakest["notes"]))
+
+
+class RemoteEnv:
+    """One env instance living in a child of a remote pool."""
+
+    def __init__(self, pool: RemoteSandboxPool, member: Member, opened: dict[str, Any]) -> None:
+        self._pool = pool
+        self._member = member
+        self._id: int = opened["id"]
+        self.class_name: str = opened["class_name"]
+        self.has_solution: bool = opened["has_solution"]
+        self.load_output: str = opened["load_output"]
+        self.pid = -1  # lives on another node
+        self._closed = False
+
+    async def __aenter__(self) -> RemoteEnv:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _call(self, method: str, limit_s: float, *args: Any) -> Any:
+        if self._closed:
+            raise EnvCrashed(f"{method}(): env is unusable after an earlier failure")
+        try:
+            outcome = await self._pool._call(self._member, method, limit_s, self._id, *args)
+        except BaseException:
+            await self.aclose()
+            raise
+        if not outcome["ok"]:
+            self._release()  # the remote env is gone already
+        return _raise(outcome)
+
+    async def reset(self, seed: int | None = None) -> tuple[str, dict[str, Any]]:
+        obs, info = await self._call("reset", self._pool.cfg.call_timeout_s, seed)
+        return obs, info
+
+    async def step(self, action: str) -> StepResult:
+        r = await self._call("step", self._pool.cfg.call_timeout_s, str(action))
+        return StepResult(r["obs"], r["reward"], r["terminated"], r["truncated"], r["info"], r["output"])
+
+    async def solution(self) -> list[str] | None:
+        result: list[str] | None = await self._call("solution", self._pool.cfg.call_timeout_s)
+        return result
+
+    def _release(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._member.open -= 1
+
+    async def aclose(self) -> None:
+        """Kill the remote child (fire and forget when its pool is gone); idempotent."""
+        if self._closed:
+            return
+        self._release()
+        if self._member.lost is None:
+            self._member.actor.close.remote(self._id)  # not awaited: the node's pool does the killing
+
+
+class RemoteSandboxPool:
+    """Remote pools behind the local pool's interface. Start with ``await RemoteSandboxPool.start(...)``."""
+
+    def __init__(self, cfg: SandboxConfig, cluster: ClusterConfig, members: list[Member], owns_ray: bool) -> None:
+        self.cfg = cfg
+        self.cluster = cluster
+        self.members = members
+        self._owns_ray = owns_ray
+        self.events: list[str] = []
+        """Pools lost during the run (and why)."""
+        self.restarts = 0
+        self.isolation = IsolationReport(layers={})
+
+    @classmethod
+    async def start(cls, sandbox: SandboxConfig, cluster: ClusterConfig, *,
+                    disable: frozenset[str] = frozenset()) -> RemoteSandboxPool:
+        """Place ``cluster.sandbox_pools`` actors (spread over the nodes) and start each pool.
+
+        Raises IsolationTooLow naming the node when any pool refuses, ClusterError when the
+        cluster cannot host them in ``cluster.start_timeout_s``; either way no actor is left.
+        """
+        owns = connect(cluster)
+        import ray
+
+        from spade_async.cluster.actor import PoolActor
+
+        remote = ray.remote(PoolActor).options(num_cpus=cluster.pool_cpus, scheduling_strategy="SPREAD",
+                                               max_concurrency=ACTOR_CONCURRENCY, max_restarts=0)
+        members = [Member(i, remote.remote()) for i in range(cluster.sandbox_pools)]
+        pool = cls(sandbox, cluster, members, owns)
+        try:
+            refs = [m.actor.start.remote(sandbox.model_dump(), sorted(disable)) for m in members]
+            with anyio.move_on_after(cluster.start_timeout_s) as scope:
+                outcomes = [await ref for ref in refs]
+            if scope.cancelled_caught:
+                raise ClusterError(f"the Ray cluster did not start {cluster.sandbox_pools} sandbox pool(s) of "
+                                   f"{cluster.pool_cpus:g} CPU each within {cluster.start_timeout_s:g} s; "
+                                   "lower cluster.sandbox_pools or cluster.pool_cpus, or add nodes")
+            for member, outcome in zip(members, outcomes, strict=True):
+                member.node, member.pid = outcome["node"], outcome["pid"]
+                if not outcome["ok"]:
+                    raise ERRORS.get(outcome["kind"], SandboxError)(f"on node {member.node}: {outcome['message']}")
+            pool.isolation = _weakest([o["value"] for o in outcomes])
+        except BaseException:
+            await pool.aclose()
+            raise
+        return pool
+
+    @property
+    def live_pools(self) -> int:
+        """Remote pools still serving."""
+        return sum(m.lost is None for m in self.members)
+
+    @property
+    def live(self) -> int:
+        """Envs open now (over every pool)."""
+        return sum(m.open for m in self.members if m.lost is None)
+
+    def _lose(self, member: Member, why: str) -> None:
+        if member.lost is not None:
+            return
+        member.lost = why
+        event = f"{member.name} lost ({why}); {self.live_pools} of {len(self.members)} left"
+        self.events.append(event)
+        log.warning("cluster: %s", event)
+        import ray
+
+        try:  # an actor that stopped answering may still hold children: end it for sure
+            ray.kill(member.actor, no_restart=True)
+        except Exception:  # already gone
+            pass
+
+    async def _call(self, member: Member, method: str, limit_s: float, *args: Any) -> dict[str, Any]:
+        """One remote call; a lost actor (or one silent past the limit) raises EnvCrashed."""
+        import ray.exceptions
+
+        if member.lost is not None:
+            raise EnvCrashed(f"{method}(): {member.name} was lost earlier ({member.lost})")
+        try:
+            with anyio.fail_after(limit_s + SLACK_S):
+                outcome: dict[str, Any] = await getattr(member.actor, method).remote(*args)
+        except TimeoutError:
+            self._lose(member, f"no answer within {limit_s + SLACK_S:g} s")
+            raise EnvCrashed(f"{method}(): {member.name} stopped answering; its work is lost") from None
+        except ray.exceptions.RayError as exc:
+            self._lose(member, type(exc).__name__)
+            raise EnvCrashed(f"{method}(): {member.name} was lost ({type(exc).__name__}); its work is lost") from None
+        return outcome
+
+    def _pick(self) -> Member:
+        live = [m for m in self.members if m.lost is None]
+        if not live:
+            raise SandboxError(f"every remote sandbox pool was lost ({'; '.join(self.events)})")
+        return min(live, key=lambda m: m.open)
+
+    def _check_source(self, source: str) -> None:
+        if not isinstance(source, str):
+            raise SandboxError(f"env source must be a str, got {type(source).__name__}")
+        size = len(source.encode("utf-8", "surrogatepass"))
+        if size > self.cfg.max_source_bytes:
+            raise SandboxError(f"env source is {size} bytes, above the {self.cfg.max_source_bytes}-byte limit")
+
+    async def open(self, source: str) -> RemoteEnv:
+        """A fresh child running ``source``'s env class on the least busy remote pool."""
+        self._check_source(source)
+        member = self._pick()
+        member.open += 1
+        try:
+            outcome = await self._call(member, "open", self.cfg.spawn_timeout_s, source)
+            opened = _raise(outcome)
+        except BaseException:
+            member.open -= 1
+            raise
+        return RemoteEnv(self, member, opened)
+
+    async def inspect(self, source: str) -> dict[str, Any]:
+        """Static facts about ``source``, from a child of a remote pool that only parses it."""
+        self._check_source(source)
+        result: dict[str, Any] = _raise(await self._call(self._pick(), "inspect", self.cfg.spawn_timeout_s, source))
+        return result
+
+    async def aclose(self) -> None:
+        """Stop every pool (its children, its fork-server), end the actors, leave the cluster
+        when this run joined it."""
+        import ray
+
+        with anyio.CancelScope(shield=True):
+            refs = [m.actor.shutdown.remote() for m in self.members if m.lost is None]
+            with anyio.move_on_after(self.cfg.spawn_timeout_s + 10):
+                for ref in refs:
+                    try:
+                        await ref
+                    except ray.exceptions.RayError:
+                        pass
+            for member in self.members:
+                try:
+                    ray.kill(member.actor, no_restart=True)
+                except Exception:  # already gone
+                    pass
+            disconnect(self._owns_ray)
+
+    async def __aenter__(self) -> RemoteSandboxPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,52 @@
+"""Joining (or starting) the Ray cluster for one run, and leaving it.
+
+Why the run owns the connection: with ``address = "local"`` the run starts a private cluster
+and must stop it at the end (Ctrl-C included); Ray's own processes are fate-shared with the
+process that started them, so a kill -9 of the trainer takes them down too. With a given
+address the driver only connects; our actors are never detached, so Ray ends them when the
+driver goes away. A caller that already initialised Ray (tests, notebooks) keeps its
+connection: the run neither re-initialises nor shuts it down.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from spade_async.cluster.errors import ClusterError
+from spade_async.config import ClusterConfig
+
+MIB = 1024 * 1024
+
+
+def require_ray() -> None:
+    """Refuse, with the fix, when the ``ray`` extra is not installed."""
+    if importlib.util.find_spec("ray") is None:
+        raise ClusterError("cluster.enabled = true needs Ray: pip install -e '.[ray]' (Ray 2.60)")
+
+
+def connect(cc: ClusterConfig) -> bool:
+    """Make sure this process is a Ray driver; return whether it initialised Ray (and so must
+    shut it down)."""
+    require_ray()
+    import ray
+
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    try:
+        if cc.address == "local":
+            ray.init(num_cpus=cc.local_cpus, object_store_memory=cc.object_store_mib * MIB, **kwargs)
+        else:
+            kwargs.pop("include_dashboard")
+            ray.init(address=cc.address, **kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ClusterError(f"cannot join the Ray cluster at cluster.address = {cc.address!r}: {exc}") from None
+    return True
+
+
+def disconnect(owned: bool) -> None:
+    if owned:
+        import ray
+
+        ray.shutdown()
