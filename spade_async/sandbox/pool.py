@@ -20,6 +20,7 @@ times, each recorded in ``events``) so one hostile env cannot end every later sp
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import math
 import os
@@ -311,8 +312,44 @@ def _discard(spawned: Spawned) -> None:
 BASE_PREFIX = "spade-sandbox-"
 
 
+OWNER_LOCK = ".owner.lock"
+"""A file in each pool's folder that its trainer holds an exclusive ``flock`` on while it lives.
+
+Why a lock and not the pid in the folder's name: a pid says nothing across PID namespaces (a
+trainer in a container or under ``unshare --pid`` sees every other trainer's pid as free) and
+pids are reused. The kernel drops the lock when its holder dies, kill -9 included."""
+_owner_locks: dict[str, int] = {}
+"""Base folder -> the descriptor holding its owner lock (closed when the pool deletes it)."""
+
+
+def _owner_is_gone(folder: str, owner: str) -> bool:
+    """True when nobody holds ``folder``'s owner lock (or, for a folder from before the lock,
+    when its pid does not exist)."""
+    try:
+        fd = os.open(os.path.join(folder, OWNER_LOCK), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if not os.path.exists(folder):
+            return False
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False  # its trainer is alive, whatever its pid looks like from here
+    finally:
+        os.close(fd)
+    return True
+
+
 def _sweep_stale_base_dirs() -> None:
-    """Delete folders left by trainers that were killed (their pid is in the folder name)."""
+    """Delete folders left by trainers that were killed (nobody holds their owner lock)."""
     root = tempfile.gettempdir()
     try:
         names = os.listdir(root)
@@ -322,20 +359,30 @@ def _sweep_stale_base_dirs() -> None:
         owner = name[len(BASE_PREFIX):].split("-", 1)[0]
         if not name.startswith(BASE_PREFIX) or not owner.isdigit():
             continue
-        try:
-            os.kill(int(owner), 0)
-        except ProcessLookupError:
-            left = remove_tree(os.path.join(root, name))
-            if left:
-                log.warning("could not delete %d entries of the stale sandbox folder %s", left, name)
-        except PermissionError:
+        folder = os.path.join(root, name)
+        if folder in _owner_locks or not _owner_is_gone(folder, owner):
             continue
+        left = remove_tree(folder)
+        if left:
+            log.warning("could not delete %d entries of the stale sandbox folder %s", left, name)
+
+
+def _release_base_dir(base: str) -> int:
+    """Delete the pool's folder and drop its owner lock; the count of entries left behind."""
+    left = remove_tree(base)
+    fd = _owner_locks.pop(base, None)
+    if fd is not None:
+        os.close(fd)
+    return left
 
 
 def _make_base_dir() -> str:
     """The pool's private folder: traversable by child uids, holding the probe's canary file."""
     _sweep_stale_base_dirs()
     base = tempfile.mkdtemp(prefix=f"{BASE_PREFIX}{os.getpid()}-")
+    lock = os.open(os.path.join(base, OWNER_LOCK), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh file: nobody else can hold it
+    _owner_locks[base] = lock
     os.chmod(base, 0o711)  # children (other uids) must traverse to their own workdir
     canary = os.path.join(base, "canary.txt")
     with open(canary, "w") as handle:
@@ -383,7 +430,7 @@ class SandboxPool:
         try:
             server = await ForkServer.start(base, namespaces=namespaces)
         except BaseException:
-            remove_tree(base)
+            _release_base_dir(base)
             raise
         pool = cls(cfg, server, base, disable, namespaces)
         warning = budget_warning(cfg.max_children, cfg.memory_mib, host_memory_bytes())
@@ -534,7 +581,7 @@ class SandboxPool:
             while self._warm:
                 _discard(self._warm.pop())
             await self._server.aclose()
-        left = remove_tree(self._base)
+        left = _release_base_dir(self._base)
         if left:
             log.warning("sandbox: %d entries of %s could not be deleted", left, self._base)
 
