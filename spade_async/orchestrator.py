@@ -119,7 +119,8 @@ class Pipeline:
             n_agent_samples_per_env=self.sp.plays,
         )
         self.generator = EnvGenerator(
-            cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder
+            cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder,
+            report=report if "console" in cfg.log.backends else None,
         )
         self.stale_dropped = 0
         self.play_limiter = anyio.CapacityLimiter(cfg.sandbox.max_children)
