@@ -96,3 +96,19 @@ def designer_verdict(t: DesignerTally, model: str | None, *, fixed_pool: bool = 
     else:
         text += " The live pool is topped up with seed and memory environments until designs pass."
     return text
+
+
+def designer_note(t: DesignerTally, model: str | None, *, fixed_pool: bool = False) -> str:
+    """A few words for a small panel (the TUI): the tally, and what it means when nothing passed."""
+    if fixed_pool:
+        return "fixed pool: no designer, no regret; only the agent is trained"
+    if t.designed == 0:
+        return "no design yet"
+    text = f"{t.admitted} of {t.designed} designs admitted"
+    if t.admitted:
+        return text
+    text += " (the events below say why)."
+    if is_small_model(model):
+        text += (" A model this small plays and learns the seed games but rarely writes a runnable "
+                 f"environment, so regret stays near 0: the designer half needs a bigger model ({GPU_DOC}).")
+    return text
