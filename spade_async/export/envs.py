@@ -130,7 +130,7 @@ def nothing_to_export(run_dir: Path, filters: EnvFilters) -> str:
         return f"nothing to export from {run_dir}: the designer has not written an environment yet.{seeds}"
     if t.admitted == 0:
         verdict = designer_verdict(t, model if isinstance(model, str) else None) or ""
-        return f"nothing to export from {run_dir}: no designed environment passed validation. {verdict}{seeds}"
+        return f"nothing to export from {run_dir}. {verdict}{seeds}"
     return (f"no admitted environment in {run_dir} passes the filters ({t.admitted} of {t.designed} designs were admitted)"
             + ("" if filters.include_seeds else "; seed environments are left out (--include-seeds adds them)"))
 

@@ -260,5 +260,5 @@ def design_lines(step: int, designs: list[Design], filled: int, width: int = 160
     admitted = sum(1 for d in designs if d.admitted)
     summary = f"step {step + 1:>4} | designer: {admitted}/{len(designs)} designs admitted"
     if filled:
-        summary += f"; {filled} environment(s) from memory (seed games included) fill the live pool"
+        summary += f"; {filled} environment(s) from memory (seed games or past designs) fill the live pool"
     return [summary, *lines]
