@@ -49,7 +49,7 @@ def _finite(xs: list[int], ys: list[float]) -> tuple[list[int], list[float]]:
 
 # Marker, size, fill and line style per series of one chart, so that two series with the
 # same value at a step stay visible: a filled dot sits inside the hollow marks drawn before it.
-STYLES = (
+STYLES: tuple[dict[str, Any], ...] = (
     {"marker": "o", "markersize": 9, "markerfacecolor": "none", "linestyle": "-"},
     {"marker": "s", "markersize": 6, "markerfacecolor": "none", "linestyle": "--"},
     {"marker": "o", "markersize": 3, "linestyle": ":"},
@@ -72,7 +72,7 @@ def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str, 
     for i, (key, label) in enumerate(series):
         xs, ys = _finite(data.steps, data.series(key))
         if xs:
-            style = dict(STYLES[i % len(STYLES)]) if len(series) > 1 else {"marker": "o", "markersize": 3}
+            style: dict[str, Any] = dict(STYLES[i % len(STYLES)]) if len(series) > 1 else {"marker": "o", "markersize": 3}
             if len(xs) >= 30:
                 style["marker"] = None
             ax.plot(xs, ys, label=label, **style)
