@@ -5,6 +5,7 @@ visible, live-only band shares, and the words shown where a chart does not apply
 from __future__ import annotations
 
 import math
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,8 +131,6 @@ def test_read_run_takes_mode_model_and_designer_tally_from_the_database(tmp_path
 @pytest.mark.parametrize("mode", ["fixed", "spade"])
 def test_report_files_are_written_for_either_mode(tmp_path: Path, mode: str) -> None:
     db = build_fixture_db(tmp_path / "run.sqlite")
-    import sqlite3
-
     conn = sqlite3.connect(db)
     conn.execute("UPDATE runs SET config_toml = ?", (f'[selfplay]\nmode = "{mode}"\nhinted_plays = 0\n',))
     conn.commit()
