@@ -91,7 +91,8 @@ def designer_verdict(t: DesignerTally, model: str | None, *, fixed_pool: bool = 
     if is_small_model(model):
         text += (f" A model this small ({model.removeprefix(EMBEDDED_PREFIX) if model else ''}) can play the "
                  "seed games and learn them, but rarely writes a runnable environment: the live pool is topped up "
-                 "with seed games, which is where the agent's return comes from, and regret stays near 0. "
+                 "with seed games, so the agent's return and the regret shown are measured on those, not on "
+                 "designed environments. "
                  f"The designer half needs a bigger model (the GPU path: {GPU_DOC}).")
     else:
         text += " The live pool is topped up with seed and memory environments until designs pass."
@@ -110,5 +111,6 @@ def designer_note(t: DesignerTally, model: str | None, *, fixed_pool: bool = Fal
     text += " (the events below say why)."
     if is_small_model(model):
         text += (" A model this small plays and learns the seed games but rarely writes a runnable "
-                 f"environment, so regret stays near 0: the designer half needs a bigger model ({GPU_DOC}).")
+                 "environment, so return and regret here come from the seed games: the designer half needs "
+                 f"a bigger model ({GPU_DOC}).")
     return text
