@@ -125,7 +125,8 @@ class Pipeline:
             n_agent_samples_per_env=self.sp.plays,
         )
         self.generator = EnvGenerator(
-            cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder
+            cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder,
+            report=report if "console" in cfg.log.backends else None,
         )
         self.steering = Steering(cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats)
         """Queued steering actions (retire, pin, inject, band, designer share), applied between steps."""

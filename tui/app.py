@@ -14,18 +14,22 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, HelpPanel, Input, Static, TabbedContent, TabPane
+
+from spade_async.designer_status import designer_note
+from spade_async.textsafe import terminal_safe
 
 from .confirm import ConfirmStopScreen
 from .controller import RunController
 from .export import export_env
 from .reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
-from .stats import band_counts, points, recent_envs, skill_stats
+from .stats import band_counts, designer_tally, points, recent_envs, skill_stats
 from .steer import SteerKeys
 from .widgets.bands import BandHistogram
 from .widgets.envs import EnvDetailView, EnvTable
@@ -62,7 +66,9 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
     TITLE = "spade-async"
     BINDINGS = [  # noqa: RUF012 (Textual's own declaration style)
         Binding("q", "quit_app", "quit"),
-        Binding("p", "toggle_pause", "pause/resume"),
+        Binding("question_mark", "toggle_help", "help"),
+        Binding("p", "toggle_pause", "pause/resume"),  # offered only by the TUI that owns the run
+        Binding("p", "refuse_pause", "pause/resume", show=False),  # a watching TUI says why not
         Binding("slash", "filter", "filter envs"),
         Binding("e", "export", "export env"),
         Binding("1", "show_tab('overview')", "overview"),
@@ -108,7 +114,9 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
                         for cid, lines in CHARTS:
                             yield ChartPanel([(label, color) for label, _key, color in lines], id=cid)
                     with Vertical(id="side"):
-                        yield Static("[b]win-rate bands[/b] (newest step)", classes="caption")
+                        yield Static("[b]designer[/b]", classes="caption")
+                        yield Static("", id="designer-note")
+                        yield Static("[b]win-rate bands[/b] of the live envs (newest step)", classes="caption")
                         yield BandHistogram(id="bands")
                         yield Static("[b]skills[/b]", classes="caption")
                         yield SkillTable(id="skills")
@@ -161,6 +169,7 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         if result.reset:
             self._forget_all()
         run_start = self.run_info.created_at if self.run_info else 0.0
+        run_changed = result.run is not None and result.run != self.run_info
         if result.run is not None:
             self.run_info = result.run
             run_start = result.run.created_at
@@ -177,6 +186,8 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         changed = [e for e in result.envs if self.envs.get(e.id) != e]
         for e in changed:
             self.envs[e.id] = e
+        if changed or result.reset or run_changed:
+            self._show_designer()
         if changed or result.reset:
             self.query_one("#skills", SkillTable).show(skill_stats(self.envs.values()))
             self._refresh_env_table()
@@ -204,6 +215,12 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
             self.query_one(f"#{cid}", ChartPanel).set_series(
                 [Series(label, color, *points(self.steps, key)) for label, key, color in lines]
             )
+
+    def _show_designer(self) -> None:
+        run = self.run_info
+        note = designer_note(designer_tally(self.envs.values()), run.model if run else None,
+                             fixed_pool=run is not None and run.mode == "fixed")
+        self.query_one("#designer-note", Static).update(Text(note))
 
     def _show_evals(self, on: bool) -> None:
         """The eval panel is shown only once the run has evaluation results."""
@@ -279,6 +296,11 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         if self.detail is None:
             self.notify("select an environment first (tab 2)", severity="warning")
             return
+        if not self.detail.summary.valid:
+            why = "; ".join(self.detail.reasons) or "no reason recorded"
+            self.notify(f"not exported: this environment failed validation ({terminal_safe(why)[:200]}), "
+                        "so there is nothing runnable to export", severity="warning")
+            return
         try:
             path = export_env(self.detail, self.export_dir)
         except OSError as exc:
@@ -286,12 +308,31 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
             return
         self.notify(f"exported to {path}")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pause is offered (footer, key) only where this TUI owns the run; elsewhere ``p``
+        explains instead."""
+        if action == "toggle_pause":
+            return self.controller is not None
+        if action == "refuse_pause":
+            return self.controller is None
+        return True
+
+    def action_toggle_help(self) -> None:
+        """Show the keys panel, or hide it when it is shown."""
+        if self.screen.query(HelpPanel):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_refuse_pause(self) -> None:
+        self.notify(
+            "not the owner: this TUI watches a run started elsewhere, it cannot pause it",
+            severity="warning",
+        )
+
     def action_toggle_pause(self) -> None:
         if self.controller is None:
-            self.notify(
-                "not the owner: this TUI watches a run started elsewhere, it cannot pause it",
-                severity="warning",
-            )
+            self.action_refuse_pause()
             return
         if self.controller.paused:
             self.controller.resume()

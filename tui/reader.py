@@ -33,14 +33,27 @@ class RunInfo:
     created_at: float
     max_steps: int | None = None
     """run.max_steps of the run's config (None when unreadable)."""
+    model: str | None = None
+    """model.name of the run's config (None when unreadable)."""
+    mode: str | None = None
+    """selfplay.mode of the run's config ("fixed": no designer), None when unreadable."""
 
 
-def _max_steps(config_toml: str | None) -> int | None:
+def _config(config_toml: str | None) -> dict[str, Any]:
     try:
-        value = tomllib.loads(config_toml or "").get("run", {}).get("max_steps")
+        return tomllib.loads(config_toml or "")
     except tomllib.TOMLDecodeError:
-        return None
+        return {}
+
+
+def _max_steps(cfg: dict[str, Any]) -> int | None:
+    value = cfg.get("run", {}).get("max_steps")
     return int(value) if isinstance(value, int) else None
+
+
+def _text_field(cfg: dict[str, Any], table: str, key: str) -> str | None:
+    value = cfg.get(table, {}).get(key)
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)
@@ -172,7 +185,9 @@ class RunReader:
         status = row["status"]
         if status == "running" and owner_gone(row, time.time()):
             status = "dead"
-        run = RunInfo(row["id"], row["name"], status, row["created_at"], _max_steps(row["config_toml"]))
+        toml = _config(row["config_toml"])
+        run = RunInfo(row["id"], row["name"], status, row["created_at"], _max_steps(toml),
+                      _text_field(toml, "model", "name"), _text_field(toml, "selfplay", "mode"))
         reset = self._rewound(conn, run.id)
         if reset:
             self._last_step, self._last_event_id, self._env_mark = -1, 0, None

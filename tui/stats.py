@@ -10,14 +10,19 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from spade_async.designer_status import DesignerTally, tally
+
 from .reader import EnvSummary, RunInfo, StepRow
 
 BANDS: tuple[tuple[str, str], ...] = (
     ("band_too_easy", "too easy"),
     ("band_in_band", "in band"),
     ("band_too_hard", "too hard"),
-    ("band_invalid", "invalid"),
+    ("band_invalid", "rejected"),
 )
+"""The three bands of the live environments, then the designs rejected at the newest
+generation (``band_invalid``), which never went live: shares are of the first three only."""
+REJECTED = "rejected"
 
 
 def points(steps: Sequence[StepRow], key: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
@@ -52,6 +57,11 @@ def band_counts(steps: Sequence[StepRow]) -> list[tuple[str, int]]:
 
 def _count(v: float | None) -> int:
     return int(v) if v is not None and math.isfinite(v) else 0
+
+
+def designer_tally(envs: Iterable[EnvSummary]) -> DesignerTally:
+    """Designed and admitted environments (seeds and injected ones are not designs)."""
+    return tally((e.valid, ()) for e in envs if e.origin not in ("seed", "injected"))
 
 
 @dataclass(frozen=True)

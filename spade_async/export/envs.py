@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spade_async.designer_status import designer_verdict, read_tally
 from spade_async.export.adapter import ExportError, _fresh_out
 from spade_async.memory.readonly import open_readonly
 from spade_async.steps import shown
@@ -108,12 +110,37 @@ def select_envs(db: Path, filters: EnvFilters) -> list[dict[str, Any]]:
     return out[: filters.top] if filters.top is not None else out
 
 
+def nothing_to_export(run_dir: Path, filters: EnvFilters) -> str:
+    """Why no environment of ``run_dir`` was selected, in words a user can act on: a fixed-pool
+    run has no designer, a designer whose designs all failed validation is explained (with the
+    reasons, and what a model this small can do), and otherwise the filters are to blame."""
+    seeds = "" if filters.include_seeds else " --include-seeds exports the seed games the run played."
+    try:
+        cfg = tomllib.loads((run_dir / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        cfg = {}
+    model = cfg.get("model", {}).get("name")
+    if cfg.get("selfplay", {}).get("mode") == "fixed":
+        return f"nothing to export from {run_dir}: it is a fixed-pool run (no designer, so no designed environments).{seeds}"
+    conn = open_readonly(run_dir / "run.sqlite")
+    try:
+        t = read_tally(conn)
+    finally:
+        conn.close()
+    if t.designed == 0:
+        return f"nothing to export from {run_dir}: the designer has not written an environment yet.{seeds}"
+    if t.admitted == 0:
+        verdict = designer_verdict(t, model if isinstance(model, str) else None) or ""
+        return f"nothing to export from {run_dir}. {verdict}{seeds}"
+    return (f"no admitted environment in {run_dir} passes the filters ({t.admitted} of {t.designed} designs were admitted)"
+            + ("" if filters.include_seeds else "; seed environments are left out (--include-seeds adds them)"))
+
+
 def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = False) -> list[dict[str, Any]]:
     """Write the selected environments, ``manifest.json`` and ``__init__.py`` to ``out``."""
     chosen = select_envs(run_dir / "run.sqlite", filters)
     if not chosen:
-        raise ExportError(f"no admitted environment in {run_dir} passes the filters"
-                          + ("" if filters.include_seeds else " (seed environments are left out; --include-seeds adds them)"))
+        raise ExportError(nothing_to_export(run_dir, filters))
     if not out.name.isidentifier():
         raise ExportError(f"{out.name!r} is not a Python package name (the folder is imported to register the envs); "
                           "use letters, digits and underscores, e.g. my_envs")

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_async.designer_status import DesignerTally, read_tally
 from spade_async.memory.readonly import open_readonly
 from spade_async.selfplay.steering import ActionRow, read_actions
 
@@ -32,6 +34,14 @@ class RunData:
     episodes: int = 0
     checkpoints: list[int] = field(default_factory=list)
     """Steps of the ``checkpoints`` table: the database's 0-based indices (``steps`` counts from 1)."""
+    mode: str = "spade"
+    """selfplay.mode of the run's config ("fixed": no designer, so no regret)."""
+    hinted_plays: int | None = None
+    """selfplay.hinted_plays of the run's config (0: regret is not measured); None if unknown."""
+    model: str | None = None
+    """model.name of the run's config."""
+    designer: DesignerTally = field(default_factory=lambda: DesignerTally(0, 0))
+    """The designer's attempts, admissions and rejection reasons."""
     steering: list[ActionRow] = field(default_factory=list)
     """Steering requests (``steer_actions``), oldest first; empty for a database without them."""
 
@@ -47,12 +57,27 @@ def _num(v: Any) -> float:
     return math.nan if v is None else float(v)
 
 
+def _config_facts(data: RunData, config_toml: str | None) -> None:
+    try:
+        cfg = tomllib.loads(config_toml or "")
+    except tomllib.TOMLDecodeError:
+        return
+    sp = cfg.get("selfplay", {})
+    data.mode = str(sp.get("mode", data.mode))
+    hinted = sp.get("hinted_plays")
+    data.hinted_plays = hinted if isinstance(hinted, int) else None
+    name = cfg.get("model", {}).get("name")
+    data.model = name if isinstance(name, str) else None
+
+
 def read_run(db: Path) -> RunData:
     """Read everything a report plots; ``FileNotFoundError`` when ``db`` does not exist."""
     conn = open_readonly(db)
     try:
-        run = conn.execute("SELECT name, status FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+        run = conn.execute("SELECT name, status, config_toml FROM runs ORDER BY id DESC LIMIT 1").fetchone()
         data = RunData(name=run["name"] if run else "?", status=run["status"] if run else "?")
+        _config_facts(data, run["config_toml"] if run else None)
+        data.designer = read_tally(conn)
         for row in conn.execute("SELECT step, metrics FROM steps ORDER BY step"):
             data.steps.append(int(row["step"]) + 1)  # 1-based, as the console counts
             data.metrics.append({k: _num(v) for k, v in json.loads(row["metrics"]).items()})

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from spade_async.designer_status import designer_verdict, top_reasons
 from spade_async.report.data import RunData
-from spade_async.report.plots import PLOTS, eval_headlines
+from spade_async.report.plots import PLOTS, eval_headlines, regret_not_measured
 from spade_async.steps import checkpoint_folders, shown
 from spade_async.textsafe import terminal_safe
 
@@ -60,6 +61,7 @@ def summary(data: RunData, run_dir: Path) -> str:
             series = data.series(key)
             lines.append(f"| {label} | {_f(_mean_of(series[:k]))} | {_f(_mean_of(series[-k:]))} |")
         lines.append("")
+    lines += _designer(data)
     rows = eval_headlines(data)
     lines += ["## Held-out evaluation", ""]
     if rows:
@@ -74,5 +76,27 @@ def summary(data: RunData, run_dir: Path) -> str:
     lines.append("")
     lines += _steering(data)
     for name, (_draw, title) in PLOTS.items():
-        lines += [f"## {title}", "", f"![{title}]({name})", ""]
+        lines += [f"## {title}", ""]
+        why = regret_not_measured(data) if name == "regret.png" else None
+        if why is not None:
+            lines += [why[0].upper() + why[1:] + ".", ""]
+        lines += [f"![{title}]({name})", ""]
     return "\n".join(lines)
+
+
+def _designer(data: RunData) -> list[str]:
+    """What the designer did, and in plain words what that means for this run."""
+    t = data.designer
+    lines = ["## Designer", ""]
+    if data.mode != "fixed":
+        line = f"- designed: {t.designed}; admitted: {t.admitted}"
+        if t.designed:
+            line += f" ({100 * t.admitted / t.designed:.0f}%)"
+        lines.append(line)
+        if t.reasons:
+            lines.append(f"- most common rejection reasons: {top_reasons(t, 5)}")
+        lines.append("")
+    verdict = designer_verdict(t, data.model, fixed_pool=data.mode == "fixed")
+    if verdict:
+        lines += [verdict, ""]
+    return lines

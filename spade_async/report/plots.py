@@ -33,7 +33,9 @@ DPI = 100
 PIXELS = (int(SIZE[0] * DPI), int(SIZE[1] * DPI))
 """(width, height) of every PNG."""
 BANDS = (("band_too_hard", "too hard", "#c0392b"), ("band_in_band", "in band", "#27ae60"),
-         ("band_too_easy", "too easy", "#2980b9"), ("band_invalid", "invalid", "#7f8c8d"))
+         ("band_too_easy", "too easy", "#2980b9"))
+"""The bands of the live environments. ``band_invalid`` (designs rejected at the last
+generation) is not among them: a rejected design never goes live."""
 
 
 def _empty(ax: Axes, why: str) -> None:
@@ -45,21 +47,55 @@ def _finite(xs: list[int], ys: list[float]) -> tuple[list[int], list[float]]:
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str) -> None:
-    drawn = False
-    for key, label in series:
+# Marker, size, fill and line style per series of one chart, so that two series with the
+# same value at a step stay visible: a filled dot sits inside the hollow marks drawn before it.
+STYLES: tuple[dict[str, Any], ...] = (
+    {"marker": "o", "markersize": 9, "markerfacecolor": "none", "linestyle": "-"},
+    {"marker": "s", "markersize": 6, "markerfacecolor": "none", "linestyle": "--"},
+    {"marker": "o", "markersize": 3, "linestyle": ":"},
+)
+UNIT_RANGE = (-0.02, 1.02)
+"""The y range of charts of returns, regret and shares: [0, 1] like the TUI's, so one lost game
+in sixteen does not look like a crash; widened only when the data leave it."""
+
+
+def _unit_ylim(ax: Axes, values: list[float]) -> None:
+    finite = [v for v in values if not math.isnan(v)]
+    lo = min([UNIT_RANGE[0], *[v - 0.02 for v in finite]])
+    hi = max([UNIT_RANGE[1], *[v + 0.02 for v in finite]])
+    ax.set_ylim(lo, hi)
+
+
+def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str, *, unit: bool = True,
+           why_empty: str = "not measured in this run") -> None:
+    drawn: list[float] = []
+    for i, (key, label) in enumerate(series):
         xs, ys = _finite(data.steps, data.series(key))
         if xs:
-            ax.plot(xs, ys, marker="o" if len(xs) < 30 else None, markersize=3, label=label)
-            drawn = True
+            style: dict[str, Any] = dict(STYLES[i % len(STYLES)]) if len(series) > 1 else {"marker": "o", "markersize": 3}
+            if len(xs) >= 30:
+                style["marker"] = None
+            ax.plot(xs, ys, label=label, **style)
+            drawn += ys
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
+    if unit:
+        _unit_ylim(ax, drawn)
     _mark_steering(ax, data, drawn)
     if drawn:
         ax.legend(loc="best", fontsize=8)
         ax.grid(alpha=0.3)
     else:
-        _empty(ax, "not measured in this run")
+        _empty(ax, why_empty)
+
+
+def regret_not_measured(data: RunData) -> str | None:
+    """Why the run has no regret to show (None when it measures regret)."""
+    if data.mode == "fixed":
+        return "regret does not apply: a fixed-pool run has no designer to reward (selfplay.mode = \"fixed\")"
+    if data.hinted_plays == 0:
+        return "regret not measured: selfplay.hinted_plays = 0 (no hinted plays)"
+    return None
 
 
 def _mark_steering(ax: Axes, data: RunData, drawn: bool) -> None:
@@ -70,8 +106,15 @@ def _mark_steering(ax: Axes, data: RunData, drawn: bool) -> None:
 
 def plot_regret(ax: Axes, data: RunData) -> None:
     ax.set_title("hint regret and the two arms")
+    why = regret_not_measured(data)
+    if why is not None and all(math.isnan(v) for v in data.series("regret_mean")):
+        ax.set_xlabel("step")
+        ax.set_ylabel("regret / mean return")
+        ax.set_ylim(*UNIT_RANGE)
+        _empty(ax, why)
+        return
     _lines(ax, data, [("regret_mean", "regret (clipped, scaled)"), ("hint_return_mean", "hinted arm return"),
-                      ("plain_return_mean", "plain arm return")], "value")
+                      ("plain_return_mean", "plain arm return")], "regret / mean return")
 
 
 def plot_return(ax: Axes, data: RunData) -> None:
@@ -82,7 +125,6 @@ def plot_return(ax: Axes, data: RunData) -> None:
 def plot_learnable(ax: Axes, data: RunData) -> None:
     ax.set_title("learnable fraction (win rate in [0.2, 0.8])")
     _lines(ax, data, [("learnable_fraction", "learnable fraction")], "share of live envs")
-    ax.set_ylim(-0.02, 1.02)
 
 
 def plot_bands(ax: Axes, data: RunData) -> None:
@@ -126,6 +168,7 @@ def plot_diversity(ax: Axes, data: RunData) -> None:
     ax.set_xlabel("step")
     ax.set_ylabel("Vendi / n (1 = all distinct)")
     ax.set_ylim(0, 1.05)
+    ax.set_yticks([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])  # fixed: a flat line near 1 must not zoom the axis in
     ax.grid(alpha=0.3)
 
 
@@ -168,18 +211,29 @@ PLOTS: dict[str, tuple[Callable[[Axes, RunData], None], str]] = {
 """File name -> (drawing function, section title)."""
 
 
+def draw(name: str, data: RunData) -> Figure:
+    """The figure of plot ``name`` (a key of ``PLOTS``); the caller closes it."""
+    plot, _title = PLOTS[name]
+    fig: Figure = plt.figure(figsize=SIZE, dpi=DPI)
+    try:
+        ax = fig.add_subplot()
+        plot(ax, data)
+        if ax.get_xlabel() == "step":
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
+        fig.tight_layout()
+    except BaseException:
+        plt.close(fig)
+        raise
+    return fig
+
+
 def write_plots(data: RunData, out: Path) -> list[Path]:
     """Draw every plot into ``out``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, (draw, _title) in PLOTS.items():
-        fig: Figure = plt.figure(figsize=SIZE, dpi=DPI)
+    for name in PLOTS:
+        fig = draw(name, data)
         try:
-            ax = fig.add_subplot()
-            draw(ax, data)
-            if ax.get_xlabel() == "step":
-                ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
-            fig.tight_layout()
             fig.savefig(out / name, dpi=DPI)
         finally:
             plt.close(fig)

@@ -19,11 +19,13 @@ from __future__ import annotations
 import math
 import random
 import secrets
+from collections.abc import Callable
 
 import anyio
 
 from spade_async.config import Config
 from spade_async.corpus import Corpus
+from spade_async.designer_status import GPU_DOC, is_small_model
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
 from spade_async.memory.embed import TextEmbedder
@@ -37,6 +39,7 @@ from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.prompts import pick_mutation
+from spade_async.textsafe import terminal_safe
 
 MEMORY_SCAN = 8
 """How many times ``memory.size`` newest environments ``prune_memory`` chooses from."""
@@ -70,8 +73,12 @@ class EnvGenerator:
         curriculum: Curriculum,
         seeds: list[SeedEnv],
         embedder: TextEmbedder | None = None,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self.cfg = cfg
+        self.report = report
+        """Where each design's verdict is printed (the console); None prints nothing."""
+        self._told_small = False
         self.sp = cfg.selfplay
         self.engine = engine
         self.pool = pool
@@ -136,8 +143,15 @@ class EnvGenerator:
             else:
                 self.curriculum.rejected.append(d)
                 await self.store.record_event(step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}")
-        await self._fill_from_memory(step)
+        filled = await self._fill_from_memory(step)
         admitted = sum(1 for d in designs if d.admitted)
+        if self.report is not None:
+            for line in design_lines(step, designs, filled):
+                self.report(line)
+            if designs and not admitted and is_small_model(self.cfg.model.name) and not self._told_small:
+                self._told_small = True
+                self.report("  (a model this small rarely writes a runnable environment: the agent learns on the seed "
+                            f"games meanwhile; the designer half needs a bigger model, see {GPU_DOC})")
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
 
@@ -227,15 +241,33 @@ class EnvGenerator:
     def _live_from_seed(self, seed_env: SeedEnv, step: int) -> LiveEnv:
         return LiveEnv(env_id_for(seed_env.source), seed_env.source, seed_env.hint, seed_env.skill, "seed", step)
 
-    async def _fill_from_memory(self, step: int) -> None:
-        """Top up the live set with valid memory environments when too few designs passed."""
+    async def _fill_from_memory(self, step: int) -> int:
+        """Top up the live set with valid memory environments when too few designs passed;
+        returns how many were added."""
         missing = self.sp.envs_per_step - len(self.curriculum.live)
         if missing <= 0:
-            return
+            return 0
         live_ids = {e.env_id for e in self.curriculum.live}
         memory = await self._memory(played_only=False)
         pool = [c for c in memory if c.id not in live_ids and c.hint and c.id not in self.curriculum.retired_by_hand]
-        for rec in self.curriculum.rng.sample(pool, min(missing, len(pool))):
+        picked = self.curriculum.rng.sample(pool, min(missing, len(pool)))
+        for rec in picked:
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
         if missing > len(pool):
             await self.store.record_event(step, "info", f"only {len(self.curriculum.live)} environments live (wanted {self.sp.envs_per_step})")
+        return len(picked)
+
+
+def design_lines(step: int, designs: list[Design], filled: int, width: int = 160) -> list[str]:
+    """Console lines for one generation: each design's verdict (with its first rejection
+    reason), then how many admitted and how many environments memory supplied."""
+    lines = []
+    for i, d in enumerate(designs, 1):
+        verdict = "admitted" if d.admitted else "rejected: " + (d.reasons[0] if d.reasons else "no reason recorded")
+        line = terminal_safe(f"  design {i}/{len(designs)} {d.job.skill} ({d.origin}): {verdict}").replace("\n", " ")
+        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    admitted = sum(1 for d in designs if d.admitted)
+    summary = f"step {step + 1:>4} | designer: {admitted}/{len(designs)} designs admitted"
+    if filled:
+        summary += f"; {filled} environment(s) from memory (seed games or past designs) fill the live pool"
+    return [summary, *lines]

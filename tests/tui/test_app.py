@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Footer, HelpPanel, Input
 
 from tests.tui.fixture_db import (
     COUNTER,
@@ -52,7 +52,9 @@ async def test_overview_panels_show_the_fixture_numbers(db_path: Path) -> None:
         assert legend_value(app, "#chart-agent", "learnable fraction") == "0.500"
 
         bands = text_of(app.query_one("#bands"))
-        assert "in band" in bands and "2   40%" in bands and "invalid" in bands
+        # shares are of the 4 live environments; the rejected design is counted apart
+        assert "in band" in bands and "2   50%" in bands and "too hard" in bands and "1   25%" in bands
+        assert "rejected" in bands and "1  designs, not live" in bands and "%" not in bands.splitlines()[-1]
 
         skills = app.query_one("#skills", DataTable)
         rows = {
@@ -130,12 +132,81 @@ async def test_export_key_writes_the_selected_environment(db_path: Path, tmp_pat
         assert any(str(files[0]) in note for note in app.notes)
 
 
+async def test_export_key_refuses_an_invalid_environment_and_says_why(db_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "exports"
+    broken = next(e for e in ENVS if not e.valid)
+    app = make_app(db_path, export_dir=out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("2")
+        table = app.query_one("#env-table", EnvTable)
+        table.move_cursor(row=table.get_row_index(broken.id))
+        await settle(app, pilot)
+        assert app.detail is not None and app.detail.summary.id == broken.id
+        await pilot.press("e")
+        assert not out.exists() or not list(out.glob("*.py"))
+        assert any("not exported" in n and "failed validation" in n and "SyntaxError" in n for n in app.notes)
+
+
 async def test_pause_without_a_controller_says_not_the_owner(db_path: Path) -> None:
     app = make_app(db_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
+        assert "pause" not in text_of(app.query_one(Footer))  # not offered to a TUI that only watches
         await pilot.press("p")
         assert any("not the owner" in note for note in app.notes)
+
+
+async def test_the_owner_is_offered_pause_in_the_footer(db_path: Path) -> None:
+    app = make_app(db_path, controller=FakeController())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "pause/resume" in text_of(app.query_one(Footer))
+        await pilot.press("p")
+        assert not any("not the owner" in note for note in app.notes)
+
+
+async def test_question_mark_shows_then_hides_the_keys(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "help" in text_of(app.query_one(Footer))
+        await pilot.press("question_mark")
+        await pilot.pause()
+        panels = app.screen.query(HelpPanel)
+        assert len(panels) == 1
+        assert "export env" in text_of(panels.first())
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert len(app.screen.query(HelpPanel)) == 0
+
+
+async def test_designer_panel_counts_designs_and_explains_a_small_model(db_path: Path) -> None:
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "4 of 5 designs admitted" in text_of(app.query_one("#designer-note"))
+    conn = open_writer(db_path)
+    conn.execute("UPDATE environments SET valid = 0, status = 'invalid'")
+    conn.execute("UPDATE runs SET config_toml = ?", ('[model]\nname = "embedded:smollm2-135m-instruct"\n',))
+    conn.commit()
+    conn.close()
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        note = " ".join(text_of(app.query_one("#designer-note")).split())
+        assert "0 of 5 designs admitted" in note and "A model this small" in note and "docs/gpu.md" in note
+
+
+async def test_designer_panel_of_a_fixed_pool_run(db_path: Path) -> None:
+    conn = open_writer(db_path)
+    conn.execute("UPDATE runs SET config_toml = ?", ('[selfplay]\nmode = "fixed"\n',))
+    conn.commit()
+    conn.close()
+    app = make_app(db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "fixed pool: no designer" in text_of(app.query_one("#designer-note"))
 
 
 async def test_pause_and_resume_an_owned_run(db_path: Path) -> None:

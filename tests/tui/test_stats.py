@@ -36,8 +36,8 @@ def test_series_and_latest_skip_unmeasured_values() -> None:
 
 def test_band_counts_come_from_the_newest_step_that_has_them() -> None:
     steps = [_step(0, band_too_easy=3, band_in_band=1), _step(1, loss=0.1)]
-    assert band_counts(steps) == [("too easy", 3), ("in band", 1), ("too hard", 0), ("invalid", 0)]
-    assert band_counts([]) == [("too easy", 0), ("in band", 0), ("too hard", 0), ("invalid", 0)]
+    assert band_counts(steps) == [("too easy", 3), ("in band", 1), ("too hard", 0), ("rejected", 0)]
+    assert band_counts([]) == [("too easy", 0), ("in band", 0), ("too hard", 0), ("rejected", 0)]
 
 
 def test_skill_stats_aggregate_the_fixture(db_path: Path) -> None:
@@ -98,8 +98,15 @@ def test_downsample_keeps_short_series_and_averages_long_ones() -> None:
 
 
 def test_band_histogram_shows_counts_and_shares() -> None:
-    text = render_bands([("too easy", 1), ("in band", 3), ("too hard", 0), ("invalid", 0)]).plain
+    text = render_bands([("too easy", 1), ("in band", 3), ("too hard", 0), ("rejected", 0)]).plain
     assert "in band" in text and " 3   75%" in text and "  0    0%" in text
+
+
+def test_band_shares_leave_rejected_designs_out_of_the_live_environments() -> None:
+    # issue 26: 2 live environments, both too hard, and 2 rejected designs read "50% too hard"
+    lines = render_bands([("too easy", 0), ("in band", 0), ("too hard", 2), ("rejected", 2)]).plain.splitlines()
+    assert lines[2].startswith(" too hard") and lines[2].endswith("  2  100%")
+    assert lines[3].startswith(" rejected") and lines[3].endswith("  2  designs, not live")
 
 
 def test_export_writes_a_runnable_file(db_path: Path, tmp_path: Path) -> None:

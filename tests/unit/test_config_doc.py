@@ -33,5 +33,5 @@ def test_reference_lists_every_field_with_its_docstring() -> None:
 def test_config_show_doc_comments_each_value() -> None:
     out = CliRunner().invoke(cli, ["config", "show", str(ROOT / "configs" / "tiny.toml"), "--doc"]).output
     lines = out.splitlines()
-    i = lines.index("max_steps = 4")
+    i = lines.index("max_steps = 8")
     assert lines[i - 1].startswith("# Number of rollout steps")

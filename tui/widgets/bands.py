@@ -1,5 +1,6 @@
-"""The win-rate band histogram: how many live environments are too easy, in band, too hard
-or invalid at the newest step.
+"""The win-rate band histogram: how many live environments are too easy, in band or too hard
+at the newest step, and how many designs that generation rejected (they never went live, so
+the shares are of the live environments alone).
 
 Why a text bar chart: four bars of counts read faster as labelled rows than as a plot.
 """
@@ -11,7 +12,9 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
-_COLORS = {"too easy": "cyan", "in band": "green", "too hard": "magenta", "invalid": "red"}
+from ..stats import REJECTED
+
+_COLORS = {"too easy": "cyan", "in band": "green", "too hard": "magenta", REJECTED: "red"}
 _BAR_WIDTH = 24
 
 
@@ -21,7 +24,7 @@ class BandHistogram(Static):
 
 
 def render_bands(counts: Sequence[tuple[str, int]]) -> Text:
-    total = sum(n for _, n in counts)
+    total = sum(n for label, n in counts if label != REJECTED)  # the live environments
     top = max((n for _, n in counts), default=0)
     lines = []
     for label, n in counts:
@@ -29,7 +32,10 @@ def render_bands(counts: Sequence[tuple[str, int]]) -> Text:
         line = Text(f"{label:>9} ")
         line.append("█" * width, style=_COLORS.get(label, "white"))
         line.append(" " * (_BAR_WIDTH - width))
-        share = f"{100 * n / total:3.0f}%" if total else "  —"
+        if label == REJECTED:
+            share = "designs, not live"
+        else:
+            share = f"{100 * n / total:3.0f}%" if total else "  —"
         line.append(f" {n:>3}  {share}")
         lines.append(line)
     return Text("\n").join(lines)

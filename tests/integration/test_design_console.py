@@ -1,0 +1,60 @@
+"""The console shows each design of a generation with its verdict and first rejection reason,
+how many were admitted and how many environments memory supplied; with an embedded (135M)
+model and nothing admitted it says once what such a model can and cannot do."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from spade_async.launch import open_run
+from spade_async.testing import BROKEN_ENV, ScriptedEngine, ScriptedLearner
+from tests.integration.test_pipeline import alternating_designer, heads_if_hinted, make_config
+
+pytestmark = pytest.mark.anyio
+
+
+async def run_lines(tmp_path: Path, designer: object, *, model: str | None = None, console: bool = True) -> list[str]:
+    cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
+    cfg.run.max_steps = 3  # generations at steps 1 and 3
+    if model is not None:
+        cfg.model.name = model
+    if not console:
+        cfg.log.backends = ["jsonl"]
+    lines: list[str] = []
+    engine = ScriptedEngine(policies={"designer": designer, "agent": heads_if_hinted})
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lines.append) as pipeline:
+        assert await pipeline.run(sync=True) == 3
+    return lines
+
+
+async def test_each_design_and_its_verdict_is_on_the_console(tmp_path: Path) -> None:
+    lines = await run_lines(tmp_path, alternating_designer())
+    summaries = [ln for ln in lines if "designer:" in ln]
+    assert summaries == ["step    1 | designer: 1/2 designs admitted; 1 environment(s) from memory (seed games "
+                         "or past designs) fill the live pool",
+                         "step    3 | designer: 1/2 designs admitted; 1 environment(s) from memory (seed games "
+                         "or past designs) fill the live pool"]
+    designs = [ln for ln in lines if ln.startswith("  design ")]
+    assert len(designs) == 4
+    assert sum(ln.endswith(": admitted") for ln in designs) == 2
+    rejected = [ln for ln in designs if ": rejected: " in ln]
+    assert len(rejected) == 2 and all(len(ln) <= 160 for ln in rejected)
+    assert not any("a model this small" in ln for ln in lines)  # not the embedded model
+
+
+async def test_an_embedded_model_that_designs_nothing_is_told_apart_once(tmp_path: Path) -> None:
+    def broken(prompt: str, rng: object, designs: itertools.cycle[str] = itertools.cycle([BROKEN_ENV])) -> str:
+        return f"```python\n{next(designs)}```"
+
+    lines = await run_lines(tmp_path, broken, model="embedded:smollm2-135m-instruct")
+    assert next(ln.split("|")[1].strip() for ln in lines if "designer:" in ln).startswith("designer: 0/2 designs admitted")
+    told = [ln for ln in lines if "a model this small" in ln]
+    assert len(told) == 1 and "docs/gpu.md" in told[0]
+
+
+async def test_no_design_lines_without_the_console_backend(tmp_path: Path) -> None:
+    lines = await run_lines(tmp_path, alternating_designer(), console=False)
+    assert not any("design" in ln for ln in lines)
