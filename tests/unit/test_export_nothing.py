@@ -41,7 +41,7 @@ def export(run: Path, out: Path, *args: str) -> tuple[int, str]:
 def test_a_designer_with_no_admitted_design_is_explained(tmp_path: Path) -> None:
     run = make_run(tmp_path, SMALL, all_invalid=True)
     code, out = export(run, tmp_path / "envs_out")
-    assert code == 1 and "Traceback" not in out
+    assert code == 2 and "Traceback" not in out
     assert "nothing to export from" in out and "none passed validation" in out
     assert "The designer wrote 5 environment(s)" in out and "'reset(seed=0) failed' x5" in out
     assert "A model this small (smollm2-135m-instruct)" in out and "docs/gpu.md" in out
@@ -52,7 +52,7 @@ def test_a_designer_with_no_admitted_design_is_explained(tmp_path: Path) -> None
 def test_a_fixed_pool_run_says_it_has_no_designer(tmp_path: Path) -> None:
     run = make_run(tmp_path, '[selfplay]\nmode = "fixed"\n', all_invalid=False, all_seeds=True)
     code, out = export(run, tmp_path / "envs_out")
-    assert code == 1 and "fixed-pool run (no designer" in out and "--include-seeds" in out
+    assert code == 2 and "fixed-pool run (no designer" in out and "--include-seeds" in out
     code, out = export(run, tmp_path / "envs_out", "--include-seeds")
     assert code == 0 and "wrote 4 environment(s)" in out
 
@@ -60,7 +60,7 @@ def test_a_fixed_pool_run_says_it_has_no_designer(tmp_path: Path) -> None:
 def test_filters_that_leave_nothing_say_how_many_designs_were_admitted(tmp_path: Path) -> None:
     run = make_run(tmp_path, SMALL, all_invalid=False)
     code, out = export(run, tmp_path / "envs_out", "--skill", "Nonexistent")
-    assert code == 1 and "passes the filters (4 of 5 designs were admitted)" in out
+    assert code == 2 and "passes the filters (4 of 5 designs were admitted)" in out
     assert "A model this small" not in out
     ok, listing = export(run, tmp_path / "envs_ok")
     assert ok == 0 and "wrote 4 environment(s)" in listing
