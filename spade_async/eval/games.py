@@ -9,8 +9,9 @@ touching the test seeds) ``2**31 + 2**20 + j``, for episode ``j`` of each enviro
 A test checks the training formula never reaches them.
 
 The episode is played by the training code itself (:func:`play_episode`: same prompt, same
-sampling section, same turn limit and action prefill as the run's config), through the real
-sandbox. ``score`` is the episode outcome the agent is trained on (the terminating step's
+sampling section, same turn limit and action prefill as the run's config, and the same
+transcript bound, ``min(selfplay.max_context_tokens, engine.max_model_len)``, so no request
+exceeds the engine's limit), through the real sandbox. ``score`` is the episode outcome the agent is trained on (the terminating step's
 reward, 0 when truncated, the no-action penalty when it never acted); ``solved`` is
 ``outcome >= win_threshold`` (default 1.0: the game's full reward).
 """

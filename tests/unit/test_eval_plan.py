@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config
+from spade_async.envs.seeds import load_seeds
 from spade_async.eval.games import GamesSuite
 from spade_async.eval.plan import (
     Eta,
@@ -21,7 +22,6 @@ from spade_async.eval.plan import (
     suite_line,
     training_seconds_per_episode,
 )
-from spade_async.envs.seeds import load_seeds
 
 
 class Clock:
