@@ -16,10 +16,13 @@ episode, rough: training batches more episodes at once), else unknown until the 
 of items ends.
 
 Time left while running (:class:`Eta`): the current model's measured seconds per item once a
-whole wave (``concurrency`` items, or all of them) has finished, before that the best known
-rate (an earlier model of this eval, else the prior), and for models not started yet the
-measured rate of the models already done. Unknown (None) rather than invented when nothing
-has been measured and no prior exists.
+whole wave (``concurrency`` items, or all of them) has finished; before that the best known
+rate (an earlier model of this eval, else the prior) but never less than ``elapsed / wave``
+(a prior that promised less is already proven wrong: the first version of this estimator
+kept showing the prior's 17 s while the first wave ran for 5 minutes on a loaded machine);
+for models not started yet the measured rate of the models already done, else the running
+one's. Unknown (None) rather than invented when nothing has been measured and no prior
+exists.
 """
 
 from __future__ import annotations
@@ -76,31 +79,35 @@ class Eta:
         items = sum(p.items for p in self.phases if p.label in self.finished)
         return sum(self.finished.values()) / items if items else None
 
-    def _live_rate(self, p: Phase) -> float | None:
-        """Seconds per item of a running phase, once a whole wave of it has ended."""
-        done = self.done.get(p.label, 0)
-        if p.label not in self.started or p.label in self.finished or done < min(self.concurrency, p.items):
+    def _rate(self, p: Phase) -> float | None:
+        """Seconds per item of a running phase: measured once a whole wave of it has ended;
+        before that at least ``elapsed / wave`` (the wave has taken that long already, so a
+        prior that promised less was wrong), else the best earlier rate."""
+        if p.label not in self.started:
             return None
-        return (self.clock() - self.started[p.label]) / done
+        done = self.done.get(p.label, 0)
+        wave = min(self.concurrency, p.items)
+        elapsed = self.clock() - self.started[p.label]
+        if done >= wave:
+            return elapsed / done
+        floor = elapsed / wave
+        earlier = self.measured_rate() or self.prior
+        if earlier is None:
+            return floor if done else None
+        return max(earlier, floor)
 
     def remaining(self) -> float | None:
         """Seconds left for everything not scored yet; None when nothing says yet."""
-        live = next((r for p in self.phases if (r := self._live_rate(p)) is not None), None)
-        known = self.measured_rate() or live or self.prior
+        running = [r for p in self.phases if p.label not in self.finished and (r := self._rate(p)) is not None]
+        known = self.measured_rate() or (running[0] if running else None) or self.prior
         total = 0.0
         for p in self.phases:
             if p.label in self.finished:
                 continue
-            done = self.done.get(p.label, 0)
-            left = p.items - done
-            rate = self._live_rate(p)
-            if rate is not None:
-                total += left * rate
-                continue
-            if known is None:
+            rate = self._rate(p) if p.label in self.started else known
+            if rate is None:
                 return None
-            elapsed = self.clock() - self.started[p.label] if p.label in self.started else 0.0
-            total += max(p.items * known - elapsed, left * known / self.concurrency)
+            total += (p.items - self.done.get(p.label, 0)) * rate
         return total
 
     def items_left(self) -> int:

@@ -38,10 +38,11 @@ def test_time_left_in_waves_matches_the_measured_rate() -> None:
     eta = Eta([Phase("base", 36), Phase("step_1", 36)], concurrency=12, prior_s_per_item=None, clock=clock)
     assert eta.remaining() is None  # nothing measured, no prior: unknown, not invented
     eta.update("base", 0)
+    clock.t = 10.0
+    assert eta.remaining() is None  # still nothing ended
     clock.t = 29.0
-    for done in range(1, 12):  # items of the first wave end one by one, before the wave is whole
-        eta.update("base", done)
-        assert eta.remaining() is None
+    eta.update("base", 1)  # the first wave has taken 29 s at least: >= 29/12 s per item
+    assert eta.remaining() == pytest.approx((35 + 36) * 29 / 12)
     clock.t = 30.0
     eta.update("base", 12)
     assert eta.remaining() == pytest.approx((24 + 36) * 2.5)
@@ -50,11 +51,22 @@ def test_time_left_in_waves_matches_the_measured_rate() -> None:
     clock.t = 90.0
     eta.update("base", 36)
     eta.update("step_1", 0)
-    # 57 of 72 left in the issue's terms: here 36 of 72, all of the adapter's; 90 s measured for 36 items
     assert eta.items_left() == 36
+    assert eta.remaining() == pytest.approx(90.0)  # 90 s measured for 36 items
+    clock.t = 100.0  # inside the adapter's first wave: the measured rate, never a second or two
     assert eta.remaining() == pytest.approx(90.0)
-    clock.t = 100.0  # ten seconds into the adapter's first wave: 80 s left, never 1 s
-    assert eta.remaining() == pytest.approx(80.0)
+
+
+def test_a_prior_proven_wrong_by_the_clock_is_dropped() -> None:
+    """Seen on a loaded machine: a 1.4 s/item prior, 24 items, and after 298 s only one item
+    had ended; the first estimator still said 18 s."""
+    clock = Clock()
+    eta = Eta([Phase("base", 12), Phase("step_1", 12)], concurrency=16, prior_s_per_item=1.375, clock=clock)
+    assert eta.remaining() == pytest.approx(24 * 1.375)
+    eta.update("base", 0)
+    clock.t = 298.0
+    eta.update("base", 1)
+    assert eta.remaining() == pytest.approx(23 * 298 / 12)
 
 
 def test_a_prior_gives_an_estimate_before_anything_ran() -> None:
@@ -62,10 +74,10 @@ def test_a_prior_gives_an_estimate_before_anything_ran() -> None:
     eta = Eta([Phase("base", 0, ["games:easy"]), Phase("step_1", 48)], concurrency=16, prior_s_per_item=2.0, clock=clock)
     assert eta.remaining() == pytest.approx(96.0)  # the cached base costs nothing
     eta.update("step_1", 0)
-    clock.t = 40.0
-    assert eta.remaining() == pytest.approx(56.0)
-    clock.t = 500.0  # slower than the prior said: never below one wave's worth of what is left
-    assert eta.remaining() == pytest.approx(48 * 2.0 / 16)
+    clock.t = 20.0
+    assert eta.remaining() == pytest.approx(96.0)  # within the prior's promise
+    clock.t = 64.0  # the first wave is late: 64/16 = 4 s per item at least
+    assert eta.remaining() == pytest.approx(48 * 4.0)
 
 
 def test_format_seconds() -> None:
