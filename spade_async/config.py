@@ -91,9 +91,10 @@ class SamplingConfig(Section):
     """Most tokens generated per call."""
     stop: list[str] = Field(default_factory=list)
     """Strings that end a completion (kept in the output)."""
-    enable_thinking: bool | None = None
-    """Passed to the chat template as `enable_thinking` (Qwen3: false skips the <think> block);
-    unset: the template's own default. Templates without the switch ignore it."""
+    enable_thinking: bool = False
+    """Passed to the chat template as `enable_thinking`: false (the default) renders Qwen3's empty
+    <think> block, so the model answers at once; true lets it think first (the block is dropped
+    before the reply is parsed). Templates without the switch ignore it."""
 
 
 class EngineConfig(Section):

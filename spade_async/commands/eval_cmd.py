@@ -5,6 +5,11 @@ this plays held-out seeds (and reasoning-gym, or any folder of environments) wit
 model and with each adapter on the same items, and prints the paired delta with its 95%
 interval. Results also go into the run's database (``evals`` table) so ``report`` and the TUI
 show them. Progress goes to stderr, so ``--json`` output on stdout stays clean.
+
+Cost: before loading anything it prints the plan (``eval.plan``: suites, items, models, what is
+cached, an estimated time) and, while scoring, the items left and an estimate of the time left.
+The base model's scores are kept in ``RUN_DIR/eval/base_cache`` (``eval.base_cache``) and
+reused by every later eval with the same key; ``--fresh-base`` scores it again.
 """
 
 from __future__ import annotations
@@ -53,9 +58,11 @@ def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--no-save", is_flag=True, help="Do not write the results into RUN_DIR's database.")
 @click.option("--tasks/--no-tasks", "per_task", default=True, show_default=True, help="Show per-task (per-game) lines.")
+@click.option("--fresh-base", is_flag=True, help="Score the base model again instead of reusing its scores cached in RUN_DIR/eval/base_cache.")
 def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[str, ...], adapters: tuple[str, ...],
                  steps: tuple[str, ...], suites: tuple[str, ...], episodes: int, split: str, rg_size: int,
-                 rg_max_new_tokens: int, concurrency: int | None, as_json: bool, no_save: bool, per_task: bool) -> None:
+                 rg_max_new_tokens: int, concurrency: int | None, as_json: bool, no_save: bool, per_task: bool,
+                 fresh_base: bool) -> None:
     """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
     run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
     cfg = _load_config(run, config_path, overrides)
@@ -76,7 +83,7 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
 
     try:
         payload = anyio.run(lambda: _evaluate(cfg, built, models, db, concurrency or cfg.engine.batch_size,
-                                              per_task=per_task, as_json=as_json))
+                                              per_task=per_task, as_json=as_json, run_dir=run, fresh_base=fresh_base))
     except Exception as group:
         inner = innermost(group)
         if isinstance(inner, KNOWN_ERRORS):
@@ -87,18 +94,23 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
 
 
 async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path | None, concurrency: int,
-                    *, per_task: bool, as_json: bool) -> dict[str, Any]:
+                    *, per_task: bool, as_json: bool, run_dir: Path | None = None, fresh_base: bool = False) -> dict[str, Any]:
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from spade_async.engine.embedded import resolve_model_path
+    from spade_async.eval.base_cache import BaseCache, base_key
+    from spade_async.eval.plan import (
+        Eta,
+        Phase,
+        format_seconds,
+        load_timing,
+        plan_lines,
+        prior_seconds_per_item,
+        save_timing,
+        suite_line,
+        training_seconds_per_episode,
+    )
     from spade_async.eval.runner import evaluate, summarise
     from spade_async.eval.table import results_json, results_table
     from spade_async.launch import build_engine, preflight
@@ -106,31 +118,80 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
     from spade_async.sandbox.pool import SandboxPool
 
     err = Console(stderr=True)
-    placement = preflight(cfg)
     t_start = time.perf_counter()
+    # -- the plan: what is cached, what will be scored, about how long it takes ----------------
+    items = [s.items() for s in suites]
+    cache = BaseCache(run_dir) if run_dir is not None else None
+    keys = [base_key(cfg, s, its, cfg.engine.max_model_len) for s, its in zip(suites, items, strict=True)]
+    cached = {} if cache is None or fresh_base else {i: hit for i, k in enumerate(keys) if (hit := cache.load(k)) is not None}
+    phases = [Phase(models[0].label, sum(len(its) for i, its in enumerate(items) if i not in cached),
+                    [suites[i].name for i in sorted(cached)])]
+    phases += [Phase(m.label, sum(len(its) for its in items)) for m in models[1:]]
+    scored_suites = [s for i, s in enumerate(suites) if i not in cached or len(models) > 1]
+    prior, source = prior_seconds_per_item(scored_suites, load_timing(run_dir), training_seconds_per_episode(run_dir, cfg))
+    eta = Eta(phases, concurrency=concurrency, prior_s_per_item=prior)
+    if cache is None:
+        note = "base scores are not cached without a RUN_DIR"
+    elif fresh_base:
+        note = "--fresh-base: the base model is scored again and its cache replaced"
+    else:
+        uncacheable = [s.name for s, k in zip(suites, keys, strict=True) if k is None]
+        note = f"base scores cached in {cache.root}" + (f"; not cacheable: {', '.join(uncacheable)}" if uncacheable else "")
+    for line in plan_lines([suite_line(s, len(its), cfg) for s, its in zip(suites, items, strict=True)], phases,
+                           concurrency=concurrency, eta_s=eta.remaining(), rate_source=source, cache_note=note):
+        err.print(line, highlight=False, soft_wrap=True)
+    # -- load and score ---------------------------------------------------------------------------
+    placement = preflight(cfg)
     err.print(f"loading model {cfg.model.name} ...")
     model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
     engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
     t_loaded = time.perf_counter()
-    pool = await SandboxPool.start(cfg.sandbox) if any(s.needs_sandbox for s in suites) else None
+    needs_pool = any(s.needs_sandbox for i, s in enumerate(suites) if i not in cached or len(models) > 1)
+    pool = await SandboxPool.start(cfg.sandbox) if needs_pool else None
+
+    def on_base(scored: list[Any], seconds: float) -> None:
+        if cache is None:
+            return
+        n = sum(len(t.items) for t in scored)
+        for t in scored:
+            i = next(j for j, s in enumerate(suites) if s is t.suite)
+            cache.save(keys[i], t.scores[models[0].label], seconds * len(t.items) / max(n, 1))
+
     try:
-        n_items = sum(len(s.items()) for s in suites)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=err, transient=False) as bar:
-            tasks = {m.label: bar.add_task(f"{m.label:>10}", total=n_items) for m in models}
+                      TextColumn("{task.fields[eta]}"), console=err, transient=False) as bar:
+            tasks = {p.label: bar.add_task(f"{p.label:>10}", total=max(p.items, 1), eta="", visible=p.items > 0)
+                     for p in phases}
+            last_line = [time.perf_counter()]
 
             def progress(label: str, done: int, total: int) -> None:
+                eta.update(label, done)
+                left = f"{eta.items_left()} items left, about {format_seconds(eta.remaining())}"
+                for t in tasks.values():
+                    bar.update(t, eta=left)
                 bar.update(tasks[label], completed=done)
-                if not err.is_terminal and (done == total or done * 10 // total != (done - 1) * 10 // total):
-                    # no live bar when stderr is a file or pipe: a line per 10% instead
-                    err.print(f"{label}: {done}/{total} items, {time.perf_counter() - t_loaded:.0f}s")
+                now = time.perf_counter()
+                if not err.is_terminal and (done == total or now - last_line[0] >= 30.0
+                                            or done * 10 // total != (done - 1) * 10 // total):
+                    # no live bar when stderr is a file or pipe: a line per 10% (or 30 s) instead
+                    last_line[0] = now
+                    err.print(f"{label}: {done}/{total} items, {now - t_loaded:.0f}s; {left}", highlight=False, soft_wrap=True)
 
-            table, seconds = await evaluate(engine, pool, cfg, suites, models, concurrency=concurrency, progress=progress)
+            table, seconds = await evaluate(engine, pool, cfg, suites, models, concurrency=concurrency, progress=progress,
+                                            cached_base={i: hit.scores for i, hit in cached.items()}, on_base=on_base)
     finally:
         if pool is not None:
             await pool.aclose()
         if hasattr(engine, "aclose"):
             await engine.aclose()
+    if run_dir is not None:
+        timing = {}
+        for label, secs in seconds.items():
+            scored = [t for i, t in enumerate(table) if label != models[0].label or i not in cached]
+            n = sum(len(t.items) for t in scored)
+            if n:
+                timing.update({t.suite.name: secs / n for t in scored})
+        save_timing(run_dir, timing)
     rows = summarise(table, models)
     eval_id = uuid.uuid4().hex[:12]
     if db is not None:
@@ -139,14 +200,19 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
                                        "seconds": seconds[r.model]} for r in rows])
     if db is not None:
         _track(cfg, db.parent, rows, models, err)
-    timing: dict[str, Any] = {"load_s": round(t_loaded - t_start, 2), "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
-              "total_s": round(time.perf_counter() - t_start, 2)}
+    timing_out: dict[str, Any] = {
+        "load_s": round(t_loaded - t_start, 2), "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
+        "total_s": round(time.perf_counter() - t_start, 2),
+        "base_cached": [suites[i].name for i in sorted(cached)],
+    }
     if not as_json:
         out = Console()
         out.print(results_table(rows, per_task=per_task, title=f"held-out evaluation {eval_id}"))
-        out.print(f"model load {timing['load_s']}s; " + ", ".join(f"{k} {v}s" for k, v in timing["per_model_s"].items())
+        base_note = f" (cached: {', '.join(timing_out['base_cached'])})" if cached else ""
+        out.print(f"model load {timing_out['load_s']}s; "
+                  + ", ".join(f"{k} {v}s{base_note if k == models[0].label else ''}" for k, v in timing_out["per_model_s"].items())
                   + (f"; saved to {db}" if db is not None else ""))
-    return results_json(rows, eval_id=eval_id, model=cfg.model.name, timing=timing,
+    return results_json(rows, eval_id=eval_id, model=cfg.model.name, timing=timing_out,
                         suites=[s.name for s in suites], saved_to=str(db) if db else None)
 
 

@@ -9,14 +9,16 @@ touching the test seeds) ``2**31 + 2**20 + j``, for episode ``j`` of each enviro
 A test checks the training formula never reaches them.
 
 The episode is played by the training code itself (:func:`play_episode`: same prompt, same
-sampling section, same turn limit and action prefill as the run's config), through the real
-sandbox. ``score`` is the episode outcome the agent is trained on (the terminating step's
+sampling section, same turn limit and action prefill as the run's config, and the same
+transcript bound, ``min(selfplay.max_context_tokens, engine.max_model_len)``, so no request
+exceeds the engine's limit), through the real sandbox. ``score`` is the episode outcome the agent is trained on (the terminating step's
 reward, 0 when truncated, the no-action penalty when it never acted); ``solved`` is
 ``outcome >= win_threshold`` (default 1.0: the game's full reward).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from spade_async.engine.base import Sampling
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.eval.suites import EvalContext, EvalItem, ItemScore, SuiteError, register_suite
 from spade_async.memory.records import env_id_for
-from spade_async.selfplay.agent import play_episode
+from spade_async.selfplay.agent import agent_context_budget, play_episode
 
 HELDOUT_SEED_BASE = 2**31
 """First evaluation seed; training and admission seeds are all below it."""
@@ -57,6 +59,11 @@ class GamesSuite:
         heldout_seed(episodes - 1, split)  # validates split and range
         self.name, self.envs, self.episodes, self.split, self.win_threshold = name, envs, episodes, split, win_threshold
 
+    def cache_fingerprint(self) -> dict[str, Any]:
+        """What a base score depends on beyond the item keys (see ``eval.base_cache``)."""
+        sources = hashlib.sha256("\0".join(f"{env.name}\0{env.source}" for env in self.envs).encode()).hexdigest()
+        return {"sources": sources, "win_threshold": self.win_threshold}
+
     def items(self) -> list[EvalItem]:
         return [
             EvalItem(env.name, f"{env.name}#{heldout_seed(j, self.split)}", (env, heldout_seed(j, self.split)))
@@ -69,10 +76,12 @@ class GamesSuite:
         if ctx.pool is None:
             raise SuiteError(f"suite {self.name} needs the sandbox")
         sp = ctx.cfg.selfplay
+        # The run's own transcript bound: never past the engine's limit (a longer prompt is refused).
+        budget = agent_context_budget(sp.max_context_tokens, getattr(ctx.engine, "max_model_len", None))
         episode = await play_episode(
             ctx.engine, ctx.pool, env_id=env_id_for(env.source), source=env.source, seed=seed, hint=None,
             sampling=Sampling.from_config(ctx.cfg.engine.agent), max_turns=sp.max_turns,
-            max_context_tokens=sp.max_context_tokens, no_action_penalty=sp.no_action_penalty,
+            max_context_tokens=budget, no_action_penalty=sp.no_action_penalty,
             action_prefill=sp.action_prefill,
         )
         detail = {"turns": episode.turns, "actions": episode.n_actions, "truncated": episode.truncated}

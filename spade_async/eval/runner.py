@@ -6,7 +6,8 @@ first (an engine cannot drop back to it once an adapter is live), and every adap
 compared with the base on exactly the items the base saw.
 
 Items run concurrently (the HF engine batches concurrent requests, the sandbox runs each
-episode in its own child), bounded by ``concurrency``.
+episode in its own child), bounded by ``concurrency``. The base model's scores of a suite may
+come from an earlier eval (``eval.base_cache``): the base model is then not run on it.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class ResultRow:
 
 
 Progress = Callable[[str, int, int], None]
-"""``progress(model_label, done, total)``."""
+"""``progress(model_label, done, total)``: once with ``done = 0`` when the model starts, then per item."""
 
 
 async def score_model(ctx: EvalContext, suites: list[SuiteScores], label: str, *, concurrency: int,
@@ -85,6 +86,8 @@ async def score_model(ctx: EvalContext, suites: list[SuiteScores], label: str, *
         s.scores[label] = [ItemScore(math.nan, False, "not scored")] * len(s.items)
     limiter = anyio.CapacityLimiter(concurrency)
     done = 0
+    if progress is not None:
+        progress(label, 0, len(work))  # the model starts now (time estimates measure from here)
 
     async def one(s: SuiteScores, i: int, item: EvalItem) -> None:
         nonlocal done
@@ -99,20 +102,39 @@ async def score_model(ctx: EvalContext, suites: list[SuiteScores], label: str, *
             tg.start_soon(one, s, i, item)
 
 
+BaseScored = Callable[[list[SuiteScores], float], None]
+"""``on_base(suites_scored, seconds)``: called once the base model has scored its uncached suites."""
+
+
 async def evaluate(engine: Engine, pool: SandboxPool | None, cfg: Config, suites: list[Suite], models: list[ModelSpec],
-                   *, concurrency: int = 16, progress: Progress | None = None) -> tuple[list[SuiteScores], dict[str, float]]:
-    """Score ``models`` (the first must be the base) on ``suites``; returns scores and seconds per model."""
+                   *, concurrency: int = 16, progress: Progress | None = None,
+                   cached_base: dict[int, list[ItemScore]] | None = None, on_base: BaseScored | None = None,
+                   ) -> tuple[list[SuiteScores], dict[str, float]]:
+    """Score ``models`` (the first must be the base) on ``suites``; returns scores and seconds per model.
+
+    ``cached_base`` maps a suite's index to the base model's scores from an earlier eval (one per
+    item, in ``items()`` order): those suites are not played by the base model at all, and a
+    base model with every suite cached is never run (``on_base`` then is not called).
+    """
     if not models or models[0].adapter is not None:
         raise ValueError("the first model must be the base model (adapter=None)")
     table = [SuiteScores(s, s.items()) for s in suites]
+    for i, scores in (cached_base or {}).items():
+        if len(scores) != len(table[i].items):
+            raise ValueError(f"cached base scores of suite {table[i].suite.name}: {len(scores)} for {len(table[i].items)} items")
+        table[i].scores[models[0].label] = list(scores)
     ctx = EvalContext(engine, pool, cfg)
     seconds: dict[str, float] = {}
     for version, model in enumerate(models):
         t0 = time.perf_counter()
+        todo = [s for i, s in enumerate(table) if model.adapter is not None or i not in (cached_base or {})]
         if model.adapter is not None:
             await engine.load_adapter(version, model.adapter)
-        await score_model(ctx, table, model.label, concurrency=concurrency, progress=progress)
+        if todo:
+            await score_model(ctx, todo, model.label, concurrency=concurrency, progress=progress)
         seconds[model.label] = time.perf_counter() - t0
+        if model.adapter is None and todo and on_base is not None:
+            on_base(todo, seconds[model.label])
     return table, seconds
 
 

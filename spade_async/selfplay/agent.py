@@ -26,6 +26,7 @@ from spade_async.failpoints import failpoint
 from spade_async.rewards import episode_outcome
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxError, SandboxPool
+from spade_async.selfplay.parsing import strip_thinking
 from spade_async.selfplay.prompts import render
 
 _MARKER = "\u2063SPADE_TURN\u2063"
@@ -231,7 +232,7 @@ async def play_episode(
                 completion = await trace.sample(engine, sampling, episode)
                 said = completion_text(completion.text, action_prefill)
                 episode.note("agent", said, None)
-                action = parse_boxed(said)
+                action = parse_boxed(strip_thinking(said))  # a \boxed{} pondered in <think> is no action
                 if action is None:
                     obs, reward, done, cut = "No action found. End your reply with \\boxed{<command>}.", no_action_penalty, False, False
                 else:

@@ -32,6 +32,14 @@ the code is *not* read here: the sandbox child that inspects the code for admiss
 module-level string constants (:meth:`SandboxPool.inspect`), and the designer prefers that one.
 
 Empty hints and placeholders (``...``, ``TODO``, ``<hint>``) count as missing.
+
+Thinking (:func:`strip_thinking`): a reasoning model (Qwen3) may open its reply with a
+``<think>...</think>`` block; the roles render their prompts with thinking off, but a config
+can turn it on. The block is plain text to everything above (code written while thinking
+would be read as the design, a ``\\boxed{}`` pondered there as the action), so every parser
+here drops it first. A block never closed (the completion was cut off while thinking) drops
+the rest of the text: nothing after ``<think>`` was an answer. A ``</think>`` with no opening
+tag before it (templates that open the block in the prompt) drops everything up to it.
 """
 
 from __future__ import annotations
@@ -62,6 +70,25 @@ _HEADING_RE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|\*\*[^*]+\*\*[ \t]*:?[ \t]*$|[A
 _CODE_START_RE = re.compile(r"""^(?:import\s|from\s|class\s|def\s|async\s+def\s|@|#|\"\"\"|'''|[A-Z_][A-Z0-9_]*\s*(?::[^=]+)?=)""")
 """First line of a file that reads as Python rather than prose."""
 _PLACEHOLDERS = frozenset({"", "...", "…", "todo", "tbd", "<hint>", "hint", "none", "n/a"})
+
+
+_THINK_RE = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL)
+
+
+def strip_thinking(text: str) -> str:
+    """``text`` without its ``<think>...</think>`` blocks (an unclosed one runs to the end).
+
+    >>> strip_thinking("<think>```python\\nclass Draft: pass\\n```</think>The answer")
+    'The answer'
+    >>> strip_thinking("plain reply")
+    'plain reply'
+    """
+    if "think>" not in text:
+        return text
+    head, closed, tail = text.partition("</think>")
+    if closed and "<think>" not in head:  # the template opened the block in the prompt
+        text = tail
+    return _THINK_RE.sub("", text).lstrip("\n")
 
 
 @dataclass(frozen=True)
@@ -184,7 +211,7 @@ def clean_hint(text: str | None, max_chars: int = MAX_HINT_CHARS) -> str | None:
     """
     if text is None:
         return None
-    lines = [line for line in text.strip().split("\n") if not line.strip().startswith("```")]
+    lines = [line for line in strip_thinking(text).strip().split("\n") if not line.strip().startswith("```")]
     if lines:
         label = _HINT_LABEL_RE.match(lines[0])
         if label:
@@ -242,7 +269,8 @@ def extract_hint(completion: str) -> str | None:
 
 
 def parse_designer(completion: str) -> DesignerOutput:
-    """Code and prose hint of one designer completion, with a failure reason."""
+    """Code and prose hint of one designer completion (its thinking dropped), with a failure reason."""
+    completion = strip_thinking(completion or "")
     extraction = extract_code(completion)
     return DesignerOutput(
         code=extraction.code,
@@ -262,5 +290,5 @@ def parse_action(text: str) -> str | None:
     >>> parse_action("no box here") is None
     True
     """
-    found = parse_boxed(text or "")
+    found = parse_boxed(strip_thinking(text or ""))
     return found or None

@@ -30,6 +30,7 @@ from spade_async.envs.tool_calls import CallError, parse_tool_calls
 from spade_async.envs.tool_schemas import ToolBox
 from spade_async.sandbox.pool import EnvProtocolError, SandboxError, SandboxPool
 from spade_async.selfplay.agent import EngineFailure, Episode, TokenTrace, describe_env_data_error
+from spade_async.selfplay.parsing import strip_thinking
 from spade_async.selfplay.prompts import render
 
 _MARKER = "\u2063SPADE_TURN\u2063"
@@ -110,7 +111,7 @@ async def play_tool_episode(
                 completion = await trace.sample(engine, sampling, episode)
                 said = (TOOL_PREFILL if action_prefill else "") + completion.text
                 episode.note("agent", said, None)
-                calls = parse_tool_calls(said)
+                calls = parse_tool_calls(strip_thinking(said))
                 results: list[str] = []
                 user: str | None = None
                 done = False

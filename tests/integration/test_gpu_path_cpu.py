@@ -182,11 +182,11 @@ async def test_each_role_renders_with_its_own_thinking_switch(pool: SandboxPool)
     assert all(flag is False for _, flag in engine.chats)
 
 
-def test_qwen3_presets_turn_thinking_off_for_agent_and_hint() -> None:
+def test_qwen3_presets_turn_thinking_off_for_every_role() -> None:
     for name in ("games_qwen3_4b.toml", "games_qwen3_8b.toml", "games_qwen3_8b_4gpu.toml"):
         cfg = load_config(ROOT / "configs" / name)
         assert cfg.engine.agent.enable_thinking is False and cfg.engine.hint.enable_thinking is False
-        assert cfg.engine.designer.enable_thinking is None
+        assert cfg.engine.designer.enable_thinking is False
 
 
 # -- HF engine: seeds and stops --------------------------------------------------------
