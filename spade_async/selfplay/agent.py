@@ -98,7 +98,7 @@ class TokenTrace:
     async def sample(self, engine: Engine, sampling: Sampling, episode: Episode) -> Completion:
         """Generate one agent turn from the trace and append its sampled tokens."""
         failpoint("generate")
-        completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent")]))[0]
+        completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent", affinity=episode.env_id)]))[0]
         self.versions.append(completion.adapter_version)
         self.ids += completion.token_ids
         self.mask += [1] * len(completion.token_ids)
