@@ -36,7 +36,10 @@ import pytest
 from spade_async.engine.reaper import descendants, is_alive, kill_tree
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_STEPS = 4
+MAX_STEPS = 3
+FASTER = {"engine.designer.max_new_tokens": "128", "selfplay.max_turns": "6"}
+"""The preset as shipped, but shorter designs and episodes: the check is about the path, and a
+135M model's designs are not admitted at any length (README)."""
 RUN_TIMEOUT_S = 1800
 pytestmark = pytest.mark.anyio
 
@@ -82,6 +85,7 @@ class Run:
         self.log = run_dir.parent / f"{run_dir.name}-{int(time.time() * 1000)}.log"
         cmd = [sys.executable, "-m", "spade_async.cli", "run", "tiny_vllm", "--headless",
                "--set", f'run.run_dir="{run_dir}"', "--set", f"run.max_steps={MAX_STEPS}",
+               *[a for k, v in FASTER.items() for a in ("--set", f"{k}={v}")],
                *(["--resume"] if resume else [])]
         self.fh = self.log.open("w")
         self.proc = subprocess.Popen(cmd, stdout=self.fh, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
@@ -166,8 +170,10 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         t2 = time.monotonic()
         third = Run(run_dir, resume=True)
         rc = third.finish()
-        assert rc == 0, third.output()[-3000:]
-        assert max(third.steps()) == MAX_STEPS - 1 and "finished after step" in third.output()
+        out = third.output()
+        assert rc == 0, out[-3000:]
+        assert max(third.steps()) == MAX_STEPS - 1
+        assert "finished after step" in out or "nothing to do" in out, out[-3000:]  # Ctrl-C may land in the last step
         timings["run 3 (resume to the end)"] = time.monotonic() - t2
         print("resumed to the end: " + ", ".join(f"{k} {v:.0f}s" for k, v in timings.items()))
         (run_dir.parent / "resumes.json").write_text(json.dumps({"killed_at": killed_at, "stopped_at": stopped_at}))
@@ -195,7 +201,7 @@ def test_adapter_versions_advance_and_resumes_reload_the_newest(run_dir: Path) -
         if step in per_step:
             assert per_step[step][0] >= 1, f"step {step + 1} (after a resume) generated with the base model"
     versions = [v for (v,) in query(db, "SELECT adapter_version FROM steps ORDER BY step")]
-    assert versions == sorted(versions) and versions[-1] >= 2, versions
+    assert versions == sorted(versions) and versions[-1] >= 1, versions
 
 
 def test_run_logprobs_agree_with_the_learner(run_dir: Path) -> None:

@@ -25,6 +25,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from spade_async.gpu import sigint_shielded
+
 
 def children_of(pid: int) -> set[int]:
     """Live direct children of ``pid`` (read from /proc; empty where /proc is missing)."""
@@ -83,7 +85,7 @@ class Reaper:
         self.pids = sorted(set(pids))
         read_end, self._write_end = os.pipe()  # both non-inheritable: no other child holds them
         try:
-            with _sigint_blocked():
+            with sigint_shielded():
                 self.process = subprocess.Popen(
                     [sys.executable, "-m", "spade_async.engine.reaper", str(read_end), *map(str, self.pids)],
                     pass_fds=(read_end,),
@@ -99,15 +101,6 @@ class Reaper:
             self._write_end = -1
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def _sigint_blocked() -> Iterable[None]:
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def watch(read_fd: int, pids: list[int]) -> list[int]:
