@@ -102,7 +102,11 @@ $(VLLM_CPU_VENV)/.installed: pyproject.toml
 	touch $@
 
 # test-vllm-cpu: the end-to-end check of the real vLLM + QLoRA path (tests_vllm_cpu/);
-# it fails (never skips) when vllm is missing from that venv.
+# it fails (never skips) when vllm is missing from that venv. Its own --basetemp: pytest's
+# shared /tmp/pytest-of-USER keeps only the 3 newest sessions, and other pytest runs on the
+# machine would delete the run folder under it.
 test-vllm-cpu: $(VLLM_CPU_VENV)/.installed
+	mkdir -p $(CURDIR)/.cache
 	HF_HUB_OFFLINE=1 PYTHONPATH=$(CURDIR) SPADE_REQUIRE_VLLM=1 \
-	  $(VLLM_CPU_VENV)/bin/python -m pytest -p no:cacheprovider -q -rA -s tests_vllm_cpu
+	  $(VLLM_CPU_VENV)/bin/python -m pytest -p no:cacheprovider -q -rA -s \
+	  --basetemp=$(CURDIR)/.cache/pytest-vllm-cpu tests_vllm_cpu

@@ -37,9 +37,9 @@ from spade_async.engine.reaper import descendants, is_alive, kill_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_STEPS = 3
-FASTER = {"engine.designer.max_new_tokens": "128", "selfplay.max_turns": "6"}
-"""The preset as shipped, but shorter designs and episodes: the check is about the path, and a
-135M model's designs are not admitted at any length (README)."""
+FASTER = {"engine.designer.max_new_tokens": "128"}
+"""The preset as shipped, but shorter designs: the check is about the path, and a 135M model's
+designs are not admitted at any length (README)."""
 RUN_TIMEOUT_S = 1800
 pytestmark = pytest.mark.anyio
 
@@ -111,7 +111,8 @@ class Run:
         return rc
 
     def output(self) -> str:
-        self.fh.flush()
+        if not self.fh.closed:
+            self.fh.flush()
         return self.log.read_text(errors="replace")
 
     def steps(self) -> list[int]:
@@ -119,6 +120,11 @@ class Run:
 
     def checkpoints(self) -> list[int]:
         return [s for (s,) in query(self.db, "SELECT step FROM checkpoints ORDER BY step")]
+
+    def trained_checkpoints(self) -> list[int]:
+        """Checkpointed steps whose adapter version is >= 1 (a step without GRPO signal keeps v0)."""
+        return [s for (s,) in query(self.db, "SELECT c.step FROM checkpoints c JOIN steps s ON s.step = c.step "
+                                             "WHERE s.adapter_version >= 1 ORDER BY c.step")]
 
 
 def newest_adapter(run_dir: Path) -> tuple[int, Path]:
@@ -137,17 +143,16 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # 1. kill -9 once a checkpoint holds a trained adapter (version >= 1)
     first = Run(run_dir, resume=False)
     try:
-        first.wait_for("a checkpoint with a trained adapter",
-                       lambda: first.checkpoints() and any(run_dir.glob("adapters/v[1-9]*")))
+        first.wait_for("a checkpoint with a trained adapter", first.trained_checkpoints)
         engine = sorted(first.seen_vllm | set(vllm_processes(first.proc.pid)))
         assert engine, "no vLLM process under the run (is the engine vLLM?)"
         first.proc.send_signal(signal.SIGKILL)
         first.finish()
-        killed_at = max(first.steps(), default=-1)
+        killed_at = max(first.checkpoints())  # the resume point: later rows are redone
         left = wait_dead(engine)
         assert left == [], f"vLLM processes {left} outlived the killed trainer"
         timings["run 1 (until kill -9)"] = time.monotonic() - t0
-        print(f"\nkill -9 after step {killed_at + 1} (checkpoints at steps {[s + 1 for s in first.checkpoints()]}); "
+        print(f"\nkill -9 after the checkpoint of step {killed_at + 1} (a trained adapter); "
               f"its {len(engine)} vLLM processes died with it")
 
         # 2. resume, then a terminal Ctrl-C (SIGINT to the whole group) once it has recorded a step
@@ -159,6 +164,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         rc = second.finish()
         out = second.output()
         assert rc == 0, out[-3000:]
+        resumed = [line for line in out.splitlines() if line.startswith("resuming at step")]
+        assert resumed and "adapter v0)" not in resumed[0], resumed  # vLLM reloads a trained adapter
+        print(resumed[0])
         assert "stopping after the current step" in out and "stopped after step" in out, out[-3000:]
         assert wait_dead(engine, 10.0) == [], "vLLM processes outlived a Ctrl-C'd run"
         stopped_at = max(second.steps())
