@@ -155,10 +155,11 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         print(f"\nkill -9 after the checkpoint of step {killed_at + 1} (a trained adapter); "
               f"its {len(engine)} vLLM processes died with it")
 
-        # 2. resume, then a terminal Ctrl-C (SIGINT to the whole group) once it has recorded a step
+        # 2. resume, then a terminal Ctrl-C (SIGINT to the whole group) in the middle of its first step
         t1 = time.monotonic()
         second = Run(run_dir, resume=True)
-        second.wait_for("a step after the resume", lambda: max(second.steps(), default=-1) > killed_at)
+        second.wait_for("plays after the resume", lambda: query(
+            second.db, "SELECT COUNT(*) FROM episodes WHERE step > ?", (killed_at,)) not in ([], [(0,)]))
         engine = sorted(second.seen_vllm | set(vllm_processes(second.proc.pid)))
         os.killpg(second.proc.pid, signal.SIGINT)
         rc = second.finish()
@@ -167,7 +168,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         resumed = [line for line in out.splitlines() if line.startswith("resuming at step")]
         assert resumed and "adapter v0)" not in resumed[0], resumed  # vLLM reloads a trained adapter
         print(resumed[0])
-        assert "stopping after the current step" in out and "stopped after step" in out, out[-3000:]
+        # the step in flight is finished ("finished after" when it was the run's last one)
+        assert "stopping after the current step" in out, out[-3000:]
+        assert f"stopped after step {killed_at + 2}" in out or f"finished after step {MAX_STEPS}" in out, out[-3000:]
         assert wait_dead(engine, 10.0) == [], "vLLM processes outlived a Ctrl-C'd run"
         stopped_at = max(second.steps())
         assert stopped_at in second.checkpoints(), "the step in flight at Ctrl-C was not checkpointed"
