@@ -37,9 +37,31 @@ from spade_async.engine.reaper import descendants, is_alive, kill_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_STEPS = 3
-FASTER = {"engine.designer.max_new_tokens": "128"}
-"""The preset as shipped, but shorter designs: the check is about the path, and a 135M model's
-designs are not admitted at any length (README)."""
+LOTTERY = '''SKILL = "Causal Inference"
+HINT = "Any move ends the game; the outcome was drawn at reset."
+DESCRIPTION = "A lottery: the outcome is fixed by the seed."
+
+
+class Lottery(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.win = self.rng.random() < 0.5
+        return "Say anything in \\\\boxed{...}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        return ("You won." if self.win else "You lost."), (1.0 if self.win else 0.0), True, False, {}
+'''
+"""A memory pool whose outcome depends on the seed only: every group has GRPO signal, so
+every step trains a new adapter (a 135M model's wins on the real seeds are too rare for a
+3-step check; the designer still runs on the preset's prompts)."""
+
+
+def faster(pool: Path) -> dict[str, str]:
+    """The preset as shipped, with shorter designs and the lottery pool."""
+    return {"engine.designer.max_new_tokens": "128", "selfplay.fixed_pool": f'"{pool}"', "selfplay.max_turns": "2"}
 RUN_TIMEOUT_S = 1800
 pytestmark = pytest.mark.anyio
 
@@ -85,7 +107,7 @@ class Run:
         self.log = run_dir.parent / f"{run_dir.name}-{int(time.time() * 1000)}.log"
         cmd = [sys.executable, "-m", "spade_async.cli", "run", "tiny_vllm", "--headless",
                "--set", f'run.run_dir="{run_dir}"', "--set", f"run.max_steps={MAX_STEPS}",
-               *[a for k, v in FASTER.items() for a in ("--set", f"{k}={v}")],
+               *[a for k, v in faster(run_dir.parent / "pool").items() for a in ("--set", f"{k}={v}")],
                *(["--resume"] if resume else [])]
         self.fh = self.log.open("w")
         self.proc = subprocess.Popen(cmd, stdout=self.fh, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
@@ -137,6 +159,8 @@ def newest_adapter(run_dir: Path) -> tuple[int, Path]:
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One run taken through kill -9, resume + Ctrl-C, resume to the end; returns its folder."""
     run_dir = tmp_path_factory.mktemp("vllm_cpu") / "run"
+    (run_dir.parent / "pool").mkdir()
+    (run_dir.parent / "pool" / "lottery.py").write_text(LOTTERY)
     timings: dict[str, float] = {}
     t0 = time.monotonic()
 
