@@ -247,8 +247,10 @@ def test_run_logprobs_agree_with_the_learner(run_dir: Path) -> None:
         print(f"step logprobs, vLLM vs QLoRA learner, {int(m['onpolicy_tokens'])} tokens: |diff| mean "
               f"{m['onpolicy_lp_absdiff_mean']:.4f} p99 {m['onpolicy_lp_absdiff_p99']:.4f}; ratio p01 "
               f"{m['onpolicy_ratio_p01']:.3f} p99 {m['onpolicy_ratio_p99']:.3f}; tis_mean {m.get('tis_mean', float('nan')):.3f}")
-        # gross-mismatch bounds: a temperature or template mismatch moves the mean by nats
-        assert m["onpolicy_lp_absdiff_mean"] < 0.5 and m["onpolicy_lp_absdiff_p99"] < 4.0
+        # gross-mismatch bounds for an NF4 learner against a bf16 engine. Measured on this 135M
+        # model: NF4 alone costs ~0.6-0.8 nats mean (p99 ~3-5); an unquantized learner agrees
+        # to ~0.05 (the in-process test checks that tightly). A temperature mismatch moves it more.
+        assert m["onpolicy_lp_absdiff_mean"] < 1.5 and m["onpolicy_lp_absdiff_p99"] < 8.0
 
 
 # -- in this process, one real engine ---------------------------------------------------
@@ -312,21 +314,26 @@ async def test_vllm_logprobs_match_the_qlora_learner_on_the_same_tokens(engine: 
     await engine.load_adapter(version, str(path))
     completions = await sample(engine, n_tokens=48)
     cfg = load_config(ROOT / "configs" / "tiny_vllm.toml")
-    learner = Trainer(resolve_model_path(cfg.model.name), cfg.model, cfg.learner, device="cpu")
-    learner.load_adapter_weights(path)
     samples = [TrainSample(role="agent", input_ids=c.prompt_ids + c.token_ids,
                            loss_mask=[0] * len(c.prompt_ids) + [1] * len(c.token_ids),
                            behaviour_logprobs=[0.0] * len(c.prompt_ids) + c.logprobs, advantage=1.0,
                            adapter_version=version, temperature=1.0) for c in completions]
-    ours = torch.cat(learner.logprobs(samples))
     theirs = torch.tensor([lp for c in completions for lp in c.logprobs])
-    diff = ours - theirs
-    absdiff = diff.abs()
-    ratio = diff.exp()
-    print(f"same {len(theirs)} tokens under adapter v{version}: |learner - vLLM| mean {absdiff.mean():.4f} "
-          f"p99 {torch.quantile(absdiff, 0.99):.4f}; ratio p01 {torch.quantile(ratio, 0.01):.3f} "
-          f"p99 {torch.quantile(ratio, 0.99):.3f}")
-    assert float(absdiff.mean()) < 0.5 and float(torch.quantile(absdiff, 0.99)) < 4.0
+    gaps = {}
+    # the same adapter on an unquantized bf16 base (the engine's weights) and on the NF4 base (the run's learner)
+    for name, model_cfg in (("bf16 learner", cfg.model.model_copy(update={"qlora": False})), ("NF4 QLoRA learner", cfg.model)):
+        learner = Trainer(resolve_model_path(cfg.model.name), model_cfg, cfg.learner, device="cpu")
+        learner.load_adapter_weights(path)
+        diff = torch.cat(learner.logprobs(samples)) - theirs
+        absdiff, ratio = diff.abs(), diff.exp()
+        gaps[name] = (float(absdiff.mean()), float(torch.quantile(absdiff, 0.99)))
+        print(f"same {len(theirs)} tokens under adapter v{version}, vLLM vs {name}: |diff| mean {gaps[name][0]:.4f} "
+              f"p99 {gaps[name][1]:.4f}; ratio p01 {torch.quantile(ratio, 0.01):.3f} p99 {torch.quantile(ratio, 0.99):.3f}")
+        del learner
+    # tight where the weights are the same (a temperature, template or LoRA-scaling mismatch fails here);
+    # gross-only for NF4 (measured ~0.6-0.8 nats mean on this 135M model)
+    assert gaps["bf16 learner"][0] < 0.15 and gaps["bf16 learner"][1] < 1.5, gaps
+    assert gaps["NF4 QLoRA learner"][0] < 1.5 and gaps["NF4 QLoRA learner"][1] < 8.0, gaps
 
 
 async def test_a_prompt_longer_than_max_model_len_is_fitted_never_sent(engine: Any) -> None:
