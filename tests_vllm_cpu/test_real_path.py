@@ -182,7 +182,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         # 2. resume, then a terminal Ctrl-C (SIGINT to the whole group) in the middle of its first step
         t1 = time.monotonic()
         second = Run(run_dir, resume=True)
-        second.wait_for("plays after the resume", lambda: query(
+        second.wait_for("plays after the resume", lambda: "running steps" in second.output() and query(
             second.db, "SELECT COUNT(*) FROM episodes WHERE step > ?", (killed_at,)) not in ([], [(0,)]))
         engine = sorted(second.seen_vllm | set(vllm_processes(second.proc.pid)))
         os.killpg(second.proc.pid, signal.SIGINT)
