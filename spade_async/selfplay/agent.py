@@ -147,7 +147,8 @@ class TokenTrace:
         """Generate one agent turn from the trace and append its sampled tokens."""
         try:
             failpoint("generate")
-            completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent")]))[0]
+            completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent",
+                                                                   affinity=episode.env_id)]))[0]
         except Exception as exc:  # not the environment's fault: the play loop re-raises it
             raise EngineFailure(exc) from exc
         self.versions.append(completion.adapter_version)

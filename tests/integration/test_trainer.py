@@ -4,6 +4,8 @@ does not change the update, adapters round-trip through PEFT, and resume is exac
 from __future__ import annotations
 
 import json
+import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -308,9 +310,16 @@ def test_construction_leaves_the_global_rng_alone(tiny_model_dir):
     assert all(torch.equal(wa[n], wb[n]) for n in wa)  # same seed, same LoRA init
 
 
-def test_qlora_needs_cuda(tiny_model_dir):
-    with pytest.raises(ValueError, match="CUDA"):
+def test_qlora_without_bitsandbytes_names_both_extras(tiny_model_dir, monkeypatch):
+    monkeypatch.setitem(sys.modules, "bitsandbytes", None)  # as in the default install
+    with pytest.raises(ImportError, match=r"spade-async\[vllm-cpu\]") as err:
         Trainer(str(tiny_model_dir), ModelConfig(qlora=True), LearnerConfig(), device="cpu")
+    assert "spade-async[vllm]" in str(err.value)
+
+
+def test_qlora_refuses_a_device_that_is_neither_cuda_nor_cpu(tiny_model_dir):
+    with pytest.raises(ValueError, match="CUDA device or the CPU"):
+        Trainer(str(tiny_model_dir), ModelConfig(qlora=True), LearnerConfig(), device="mps")
 
 
 @pytest.mark.gpu
@@ -349,3 +358,31 @@ def test_checkpoint_rng_touches_only_the_learners_gpu(tiny_model_dir, monkeypatc
     trainer.device = "cpu"
     touched.clear()
     assert "cuda_rng" not in trainer.state_dict() and touched == []
+
+
+def test_step_reports_engine_learner_agreement_on_same_adapter_tokens(tiny_model_dir):
+    """Behaviour logprobs equal to the learner's own give a zero gap; shifted by 0.3 give 0.3;
+    tokens from another adapter version are not compared."""
+    import dataclasses
+
+    trainer = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0)
+    samples = _random_samples(4, seed=3)
+    own = trainer.logprobs(samples)
+
+    def with_behaviour(shift: float, version: int) -> list[TrainSample]:
+        out = []
+        for s, lp in zip(samples, own, strict=True):
+            it = iter(lp.tolist())
+            logps = [next(it) + shift if m else 0.0 for m in [0, *s.loss_mask[1:]]]
+            out.append(dataclasses.replace(s, behaviour_logprobs=logps, adapter_version=version))
+        return out
+
+    exact = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0).train_step(with_behaviour(0.0, 0))
+    assert exact["onpolicy_tokens"] == sum(len(lp) for lp in own)
+    assert exact["onpolicy_lp_absdiff_mean"] < 1e-4 and exact["onpolicy_lp_absdiff_p99"] < 1e-4
+    assert abs(exact["onpolicy_ratio_p01"] - 1) < 1e-4 and abs(exact["onpolicy_ratio_p99"] - 1) < 1e-4
+    shifted = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0).train_step(with_behaviour(0.3, 0))
+    assert abs(shifted["onpolicy_lp_absdiff_mean"] - 0.3) < 1e-3
+    assert abs(shifted["onpolicy_ratio_p99"] - math.exp(-0.3)) < 1e-3
+    stale = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0).train_step(with_behaviour(0.0, 5))
+    assert stale["onpolicy_tokens"] == 0 and "onpolicy_lp_absdiff_mean" not in stale
