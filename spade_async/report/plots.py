@@ -81,7 +81,7 @@ def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str, 
     ax.set_ylabel(ylabel)
     if unit:
         _unit_ylim(ax, drawn)
-    _mark_steering(ax, data, drawn)
+    _mark_steering(ax, data, bool(drawn))
     if drawn:
         ax.legend(loc="best", fontsize=8)
         ax.grid(alpha=0.3)
