@@ -52,7 +52,7 @@ class PoolActor:
             self._pool = await SandboxPool.start(SandboxConfig.model_validate(sandbox), disable=frozenset(disable))
         except SandboxError as exc:
             return {"ok": False, "kind": type(exc).__name__, "message": str(exc), "output": "", **where}
-        return {"ok": True, "value": self._pool.isolation.as_dict(), **where}
+        return {"ok": True, "value": self._pool.isolation.as_dict(), "warnings": list(self._pool.warnings), **where}
 
     def _live(self) -> SandboxPool:
         if self._pool is None:

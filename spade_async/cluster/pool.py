@@ -143,6 +143,8 @@ class RemoteSandboxPool:
         """Pools lost during the run (and why)."""
         self.restarts = 0
         self.isolation = IsolationReport(layers={})
+        self.warnings: list[str] = []
+        """What the remote pools warned about at start (e.g. a node's memory budget), per node."""
 
     @classmethod
     async def start(cls, sandbox: SandboxConfig, cluster: ClusterConfig, *,
@@ -174,6 +176,7 @@ class RemoteSandboxPool:
                 if not outcome["ok"]:
                     raise ERRORS.get(outcome["kind"], SandboxError)(f"on node {member.node}: {outcome['message']}")
             pool.isolation = _weakest([o["value"] for o in outcomes])
+            pool.warnings = [f"node {o['node']}: {w}" for o in outcomes for w in o.get("warnings", [])]
         except BaseException:
             await pool.aclose()
             raise
