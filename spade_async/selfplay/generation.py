@@ -6,7 +6,12 @@ the retiring environments' designs (delayed rewards), asks the policy for new de
 through the sandbox validator, records everything, and tops the live set up from memory
 when too few designs pass. The orchestrator only decides *when* to regenerate.
 
-Duplicates: when several admitted designs of one generation have exactly the same code, one
+Copies (``novelty``): a design whose code is the same (up to comments and layout) as an
+environment already in the run's memory, or as the parent or an example shown in its prompt,
+is scored as a failed design (the invalid penalty: the designer is rewarded for new
+environments) and is neither recorded (the original's row is left as it was) nor played.
+
+Duplicates: when several admitted designs of one generation have the same code, one
 copy becomes the live environment and the others are scored as failed designs (the invalid
 penalty: an exact copy adds nothing). Which copy is kept does not depend on the order in
 which the concurrent design calls finish: a design admitted on its first attempt beats a
@@ -34,6 +39,7 @@ from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.novelty import KnownCodes, code_key, copy_reason
 from spade_async.selfplay.prompts import pick_mutation
 
 MEMORY_SCAN = 8
@@ -50,8 +56,24 @@ def duplicate_keepers(designs: list[Design]) -> dict[str, int]:
     for i in ranked:
         code = designs[i].code
         if designs[i].admitted and code:
-            keepers.setdefault(env_id_for(code), i)
+            keepers.setdefault(code_key(code), i)
     return keepers
+
+
+def reject_copies(designs: list[Design], known: set[str]) -> None:
+    """Mark every design that copies its prompt's code or ``known`` (memory) as a copy, not admitted.
+
+    Rejected designs are checked too: their row would otherwise overwrite the original's.
+    """
+    for d in designs:
+        if not d.code:
+            continue
+        shown = [ex.env.code for ex in d.job.examples] + ([d.job.parent.code] if d.job.parent else [])
+        why = copy_reason(d.code, shown=shown, known=known)
+        if why:
+            d.admitted = False
+            d.reasons.append(why)
+            d.copied = True
 
 
 class EnvGenerator:
@@ -78,6 +100,8 @@ class EnvGenerator:
         self.curriculum = curriculum
         self.seeds = seeds
         self.embedder = embedder
+        self.known = KnownCodes()
+        """Keys of every environment in the store (the copy rule's memory), refreshed each generation."""
 
     async def write_stats(self, env: LiveEnv, step: int, status: str, designer_reward: float | None) -> None:
         """An environment's running stats into the store (the TUI and retrieval read them)."""
@@ -114,12 +138,14 @@ class EnvGenerator:
                 self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
+        self.known.refresh(await self.store.environment_codes(self.sp.domain))
+        reject_copies(designs, self.known.keys())
         keepers = duplicate_keepers(designs)
         for i, d in enumerate(designs):
-            if d.admitted and d.code and keepers[env_id_for(d.code)] != i:
+            if d.admitted and d.code and keepers[code_key(d.code)] != i:
                 d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
                 d.reasons.append("duplicate of an environment already live this generation")
-            else:
+            elif not d.copied:  # a copy's row is the original's: left as it was
                 await self._record_design(d, step)
             if d.admitted and d.code:
                 self.curriculum.live.append(

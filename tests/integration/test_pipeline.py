@@ -38,11 +38,19 @@ def make_config(tmp_path: Path, **selfplay: object) -> Config:
     })
 
 
+def coin_variant(n: int) -> str:
+    """The coin game with its description numbered: a near-copy, new code each time (a verbatim
+    resubmission would copy memory and earn the invalid penalty, see test_design_credit.py)."""
+    return COIN_ENV.replace("Call a weighted coin flip.", f"Call a weighted coin flip (variant {n}).")
+
+
 def alternating_designer():
-    designs = itertools.cycle([COIN_ENV, BROKEN_ENV])
+    counter = itertools.count(1)
+    designs = itertools.cycle(["coin", BROKEN_ENV])
 
     def policy(prompt: str, rng: object) -> str:
-        return f"```python\n{next(designs)}```"
+        design = next(designs)
+        return f"```python\n{coin_variant(next(counter)) if design == 'coin' else design}```"
 
     return policy
 
