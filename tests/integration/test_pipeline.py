@@ -150,8 +150,9 @@ async def test_overlap_only_in_async_mode(tmp_path: Path, sync: bool) -> None:
     shared = overlapped(engine.busy_intervals, learner.intervals)
     if sync:
         assert shared == 0.0
-    else:
-        assert shared > 0.0  # generation of step s+1 ran while step s trained (no timing bound)
+    else:  # every step but the last trained while the next one was generated (no timing bound)
+        assert len(learner.intervals) >= 2  # (a step whose groups all lack variance trains nothing)
+        assert all(overlapped(engine.busy_intervals, [step]) > 0.0 for step in learner.intervals[:-1])
     # Staleness bound: every trained agent sample is at most one version behind.
     for version, batch in enumerate(learner.batches):
         assert all(version - s.adapter_version <= 1 for s in batch if s.role == "agent")
