@@ -86,7 +86,9 @@ class SamplingConfig(Section):
     temperature: float = Field(default=1.0, gt=0.0, le=2.0)
     """Sampling temperature; the learner divides logits by the same value."""
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass. Keep 1.0 for unbiased GRPO behaviour logprobs."""
+    """Nucleus sampling mass. Must be 1.0 for the trained roles (agent, designer): the engines
+    report logprobs of the truncated, renormalised distribution while the learner scores the
+    full softmax, so their ratios would be biased. The hint (not trained on) may use less."""
     max_new_tokens: int = Field(default=256, gt=0)
     """Most tokens generated per call."""
     stop: list[str] = Field(default_factory=list)
@@ -113,6 +115,18 @@ class EngineConfig(Section):
     """Longest prompt + completion the engine accepts."""
     max_loras: int = Field(default=2, gt=0)
     """vLLM: adapters resident at once (the live one and the previous one)."""
+
+    @model_validator(mode="after")
+    def _trained_roles_sample_the_full_softmax(self) -> EngineConfig:
+        for role in ("agent", "designer"):
+            top_p = getattr(self, role).top_p
+            if top_p < 1.0:
+                raise ValueError(
+                    f"engine.{role}.top_p = {top_p}: the engine reports nucleus-renormalised logprobs but the learner "
+                    f"scores the full softmax, so the {role}'s importance ratios would be biased; set "
+                    f"engine.{role}.top_p = 1.0 (engine.hint.top_p may be below 1: hints are not trained on)"
+                )
+        return self
 
 
 class SelfPlayConfig(Section):

@@ -140,3 +140,14 @@ def test_in_loop_eval_is_on_in_the_gpu_presets_only() -> None:
     on = {p.name for p in SHIPPED if load_config(p).eval.every}
     assert on == {"games_qwen3_4b.toml", "games_qwen3_8b.toml", "games_qwen3_8b_4gpu.toml"}
     assert all(load_config(ROOT / "configs" / name).eval.split == "dev" for name in on)
+
+
+def test_top_p_below_one_is_refused_for_trained_roles_only(tmp_path: Path) -> None:
+    hint_only = tmp_path / "hint.toml"
+    hint_only.write_text("[engine.hint]\ntop_p = 0.5\n")
+    assert load_config(hint_only).engine.hint.top_p == 0.5  # hints are not trained on
+    designer = tmp_path / "designer.toml"
+    designer.write_text("[engine.designer]\ntop_p = 0.95\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(designer)
+    assert any("engine.designer.top_p = 0.95" in line and "engine.designer.top_p = 1.0" in line for line in info.value.problems)
