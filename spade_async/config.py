@@ -178,6 +178,11 @@ class SelfPlayConfig(Section):
     """An admitted design whose plays error (crash, hang, bad reply) in more than this share of
     its plays is scored as invalid (gets `invalid_penalty`); below it, it is scored on the plays
     that finished."""
+    seeded_sampling: bool = True
+    """Each agent turn samples with its own seed, derived from the run seed, the step, the play
+    and the turn: its tokens then do not depend on what it was batched with or on when its
+    request arrived (sandbox timing), so two runs of one config, and a run and its resume,
+    play the same. vLLM samples seeded requests with per-request generators (some throughput)."""
     action_prefill: bool = False
     """Start every agent turn with the tokens of `\\boxed{` (part of the prompt, not trained on),
     so small models always emit an action; the completion is the command and its closing brace."""

@@ -28,7 +28,7 @@ import signal
 import statistics
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -188,7 +188,7 @@ class Pipeline:
                     source=env.code,
                     seed=seed,
                     hint=env.hint if hinted else None,
-                    sampling=sampling,
+                    sampling=replace(sampling, seed=self._sampling_seed(seed, hinted)) if self.sp.seeded_sampling else sampling,
                     max_turns=self.sp.max_turns,
                     max_context_tokens=agent_context_budget(self.sp.max_context_tokens, getattr(self.engine, "max_model_len", None)),
                     no_action_penalty=self.sp.no_action_penalty,
@@ -204,6 +204,10 @@ class Pipeline:
     def _hinted_due(self, env: LiveEnv, step: int) -> bool:
         """Hinted plays: once, at the step the environment went live (default), or every step."""
         return self.sp.hinted_schedule == "every_step" or step == env.born_step
+
+    def _sampling_seed(self, episode_seed: int, hinted: bool) -> int:
+        """The agent's sampling seed for one play (the two arms of a matched pair draw apart)."""
+        return (episode_seed * 2 + int(hinted)) % (2**31)
 
     def _episode_seed(self, step: int, env_index: int, play: int) -> int:
         return (self.cfg.run.seed * 1_000_003 + step * 10_007 + env_index * 101 + play) % (2**31)

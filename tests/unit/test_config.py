@@ -14,6 +14,7 @@ from spade_async.config import (
     parse_override,
     validate_config,
 )
+from spade_async.launch import RunError, check_eval_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "configs").glob("*.toml"))
@@ -130,8 +131,12 @@ def test_in_loop_eval_is_off_by_default_and_validated_only_when_on(tmp_path: Pat
     (tmp_path / "coin.py").write_text(COIN_ENV)
     on = load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path}"'])
     assert on.eval.every == 5
-    with pytest.raises(ConfigError, match=r"eval\.suite: suite envs: .*missing"):
-        load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path / "missing"}"'])
+    # The suite is built by the run's preflight (launch.check_eval_suite), not by config: configuration
+    # imports no stage (tests/unit/test_layering.py).
+    missing = load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path / "missing"}"'])
+    with pytest.raises(RunError, match=r"eval\.suite: suite envs: .*missing"):
+        check_eval_suite(missing)
+    check_eval_suite(on)
     with pytest.raises(ConfigError, match=r"eval\.every: Input should be greater than or equal to 0"):
         load_config(ROOT / "configs" / "tiny.toml", ["eval.every=-1"])
 
