@@ -153,7 +153,7 @@ def test_configuration_imports_no_stage() -> None:
 
 def test_an_unknown_eval_suite_is_refused_before_the_run() -> None:
     cfg = Config.model_validate({"eval": {"every": 10, "suite": "gamez:easy"}})  # loads: config checks no stage
-    with pytest.raises(RunError, match="eval.suite: unknown suite 'gamez'; choose from"):
+    with pytest.raises(RunError, match=r"eval\.suite: unknown suite 'gamez'; choose from"):
         check_eval_suite(cfg)
     check_eval_suite(Config.model_validate({"eval": {"every": 10, "suite": "games:easy"}}))
     check_eval_suite(Config.model_validate({"eval": {"every": 0, "suite": "gamez"}}))  # off: not built
