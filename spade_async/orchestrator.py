@@ -382,6 +382,9 @@ class Pipeline:
                     done += 1
                 await self.loop_eval.finish(drain=not self.stop_requested)
                 root.cancel_scope.cancel()
+        if done and not self.stop_requested and self.start_step + done >= self.cfg.run.max_steps:
+            with anyio.CancelScope(shield=True):
+                await self.generator.score_last_generation(self.cfg.run.max_steps - 1)
         if self.stop_requested and self._unsaved is not None and self.checkpointer is not None:
             with anyio.CancelScope(shield=True):  # a clean stop leaves nothing to redo
                 snapshot = self._unsaved.snapshot

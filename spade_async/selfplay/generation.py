@@ -121,17 +121,7 @@ class EnvGenerator:
 
         Returns the generation's metrics and the retired designs' samples for the learner.
         """
-        designer_samples: list[TrainSample] = []
-        if self.curriculum.live:
-            retired = self.curriculum.retire()
-            designer_samples = retired.designer_samples
-            for env in retired.envs:
-                await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
-            for scored in retired.scored:
-                if scored.why_invalid:
-                    await self.store.record_event(
-                        step, "info", f"env {(scored.env_id or '')[:12]} scored as an invalid design: {scored.why_invalid}"
-                    )
+        designer_samples = await self.retire_live(step) if self.curriculum.live else []
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
@@ -158,6 +148,29 @@ class EnvGenerator:
         admitted = sum(1 for d in designs if d.admitted)
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
+
+    async def retire_live(self, step: int) -> list[TrainSample]:
+        """Retire the live generation: score its designs, store what each earned; its designer samples."""
+        retired = self.curriculum.retire()
+        for env in retired.envs:
+            await self.write_stats(env, step, "retired", retired.designer_rewards.get(env.env_id))
+        for scored in retired.scored:
+            if scored.why_invalid:
+                await self.store.record_event(
+                    step, "info", f"env {(scored.env_id or '')[:12]} scored as an invalid design: {scored.why_invalid}"
+                )
+        return retired.designer_samples
+
+    async def score_last_generation(self, step: int) -> None:
+        """At the end of a finished run: score the last generation's designs for the record (the
+        store, the TUI, the memory of a run extended later). Their samples are not trained on:
+        no learner step follows. A stopped run keeps its live set for the resume instead."""
+        if not self.curriculum.live or self.sp.mode == "fixed":
+            return
+        samples = await self.retire_live(step)
+        await self.store.record_event(
+            step, "info", f"scored the last generation's {len(samples)} designs at the end of the run (not trained on)"
+        )
 
     async def _memory(self, *, played_only: bool) -> list[EnvRecord]:
         """The designer's memory: at most ``memory.size`` environments, every skill's newest kept

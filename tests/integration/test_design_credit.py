@@ -78,6 +78,18 @@ async def test_a_copy_of_memory_earns_the_invalid_penalty_and_leaves_the_origina
     assert len(stored) == 2 and all(v == 1 and n > 0 for v, n in stored)
 
 
+async def test_the_last_generation_is_scored_when_the_run_ends(tmp_path: Path) -> None:
+    engine, learner, db = await run_designs(tmp_path, [coin_variant(n) for n in range(1, 5)])
+    # Generation 1 (steps 2-3) retires with the run: stored, not trained (no learner step follows).
+    last = rows(db, "SELECT status, designer_reward FROM environments WHERE created_step = 2 AND origin != 'seed'")
+    assert len(last) == 2 and all(status == "retired" and reward is not None for status, reward in last)
+    assert sum(r for _, r in last) == pytest.approx(0.0)  # centred over the generation's one skill
+    trained = {text for text, _ in designer_samples(engine, learner)}
+    assert not any("(variant 3)" in t or "(variant 4)" in t for t in trained)
+    events = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'info'")]
+    assert any("scored the last generation's 2 designs at the end of the run" in m for m in events)
+
+
 async def test_a_same_generation_duplicate_is_played_once_and_scored_invalid(tmp_path: Path) -> None:
     # Generation 0: the same new game twice. Generation 1: two different new games.
     engine, learner, db = await run_designs(tmp_path, [coin_variant(1), coin_variant(1), coin_variant(2), coin_variant(3)])
