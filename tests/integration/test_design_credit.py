@@ -23,6 +23,7 @@ from spade_async.samples import TrainSample
 from spade_async.selfplay.agent import Episode
 from spade_async.selfplay.curriculum import LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob
+from spade_async.selfplay.novelty import code_key
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import coin_variant, heads_if_hinted, make_config
 
@@ -73,6 +74,7 @@ async def test_a_copy_of_memory_earns_the_invalid_penalty_and_leaves_the_origina
     # The original (the seed) keeps its row: not overwritten as an invalid design, no reward.
     seed = rows(db, "SELECT origin, valid, status, designer_reward FROM environments WHERE code = ?", (COIN_ENV,))
     assert seed == [("seed", 1, "retired", None)]
+    assert sum(code_key(code) == code_key(COIN_ENV) for (code,) in rows(db, "SELECT code FROM environments")) == 1
     # Near-copies are new environments: each variant was admitted, played and stored.
     stored = rows(db, "SELECT valid, n_plays FROM environments WHERE code LIKE '%(variant%'")
     assert len(stored) == 2 and all(v == 1 and n > 0 for v, n in stored)
