@@ -25,6 +25,7 @@ import random
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -56,7 +57,7 @@ def classify(code: str | None, shown: list[str], memory: list[str], near: float)
     return ("near" if best >= near else "new"), best
 
 
-def build_engine(kind: str, cfg_path: Path, threads: int):
+def build_engine(kind: str, cfg_path: Path, threads: int) -> Any:
     if kind == "scripted":  # the default test designer: the coin game, verbatim, every time
         return ScriptedEngine()
     if kind == "variants":  # the pipeline test's designer now: the coin game with a new description each time
@@ -102,7 +103,7 @@ async def main(args: argparse.Namespace) -> None:
         completions = await engine.generate([GenerationRequest(ids, sampling, role="designer") for _, ids in jobs])
         elapsed += time.perf_counter() - start
         tokens += sum(len(c.token_ids) for c in completions)
-        admitted = []
+        admitted: list[EnvRecord] = []
         for (job, _), completion in zip(jobs, completions, strict=True):
             parsed = parse_designer(completion.text)
             code = parsed.code if parsed.ok else None
