@@ -368,18 +368,6 @@ class EvalConfig(Section):
     concurrency: int = Field(default=4, gt=0)
     """Eval items played at once (alongside the training rollouts)."""
 
-    @field_validator("suite")
-    @classmethod
-    def _suite_exists(cls, suite: str, info: Any) -> str:
-        if info.data.get("every"):  # built here so a typo fails at load time, not steps into a run
-            from spade_async.eval.suites import SuiteError, build_suite
-
-            try:
-                build_suite(suite)
-            except SuiteError as exc:
-                raise ValueError(str(exc)) from None
-        return suite
-
 
 class Config(Section):
     run: RunConfig = Field(default_factory=RunConfig)
