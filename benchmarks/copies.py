@@ -14,7 +14,7 @@ not exact), ``new``, and ``no code`` (no code block parsed). No code is run: adm
 sandbox is a separate question.
 
 Usage: ``python benchmarks/copies.py [--config configs/tiny.toml] [--designer embedded|scripted|variants]
-[--designs 8] [--generations 1] [--threads 2] [--near 0.9] [--max-new-tokens N]``
+[--designs 8] [--generations 1] [--mutation-fraction F] [--threads 2] [--near 0.9] [--max-new-tokens N]``
 """
 
 from __future__ import annotations
@@ -77,6 +77,8 @@ def build_engine(kind: str, cfg_path: Path, threads: int) -> Any:
 async def main(args: argparse.Namespace) -> None:
     cfg = load_config(args.config)
     sp = cfg.selfplay
+    if args.mutation_fraction is not None:
+        sp = sp.model_copy(update={"mutation_fraction": args.mutation_fraction})
     seeds = load_seeds(cfg.memory.seed_tier, domain=sp.domain)
     memory = [EnvRecord(code=s.source, domain=sp.domain, skill=s.skill, origin="seed", created_step=0, hint=s.hint,
                         win_rate=0.5, n_plays=8) for s in seeds]
@@ -131,5 +133,6 @@ if __name__ == "__main__":
     parser.add_argument("--generations", type=int, default=1, help="each adds its non-copies to memory")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--near", type=float, default=0.9)
+    parser.add_argument("--mutation-fraction", type=float, default=None, help="override selfplay.mutation_fraction")
     parser.add_argument("--max-new-tokens", type=int, default=0, help="override engine.designer.max_new_tokens")
     anyio.run(main, parser.parse_args())
