@@ -178,7 +178,8 @@ async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: s
     benign, hostile, hostile_name, benign_name = CASES[domain]
     folder = {"a_benign": benign, "b_hostile": hostile} if mode == "fixed" else {"b_hostile": hostile}
     cfg = config(tmp_path, domain, mode, folder)
-    designs = itertools.cycle([benign, hostile])
+    # The designed hostile env differs from the seed's code (else it is refused as a copy of memory).
+    designs = itertools.cycle([benign, hostile + "\nDESIGNED = True\n"])
     engine = TemplateEngine(policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
                                       "agent": agent(domain)})
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:

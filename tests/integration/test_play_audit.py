@@ -33,8 +33,10 @@ async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path
     (cheat_id, status, valid), = rows(db, "SELECT id, status, valid FROM environments WHERE code LIKE '%TimingTeller%'")
     assert valid == 1 and status == "invalid"  # admitted, then retired; memory skips 'invalid'
     retired = rows(db, "SELECT step, message FROM events WHERE message LIKE '%retired by the play audit%'")
-    # at its first step in each generation that wrote it (the designer writes it again at step 2)
-    assert [s for s, _ in retired] == [0, 2] and all("won in play" in m for _, m in retired), retired
+    # at its first step; when the designer writes it again (step 2) it is a copy of memory, refused unplayed
+    assert [s for s, _ in retired] == [0] and all("won in play" in m for _, m in retired), retired
+    again = rows(db, "SELECT step, message FROM events WHERE kind = 'rejected' AND message LIKE '%copy of an environment%'")
+    assert [s for s, _ in again] == [2], again
     assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] == 0  # never trained on
     scored = rows(db, "SELECT message FROM events WHERE message LIKE '%scored as an invalid design: it failed the play audit%'")
     assert len(scored) == 1 and cheat_id[:12] in scored[0][0]

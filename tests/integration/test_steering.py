@@ -36,7 +36,7 @@ def numbered_designer() -> Callable[[str, object], str]:
 
     def policy(prompt: str, rng: object) -> str:
         i = next(n)
-        return f"```python\n{COIN_ENV}# design {i}\n```" if i % 2 == 0 else f"```python\n{BROKEN_ENV}```"
+        return f"```python\n{COIN_ENV}DESIGN_NO = {i}\n```" if i % 2 == 0 else f"```python\n{BROKEN_ENV}```"
 
     return policy
 
