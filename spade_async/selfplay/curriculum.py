@@ -230,10 +230,14 @@ class Curriculum:
                 return
 
     def expel(self, env_id: str, reason: str) -> LiveEnv | None:
-        """Take ``env_id`` out of the live set for failing the play audit (scored invalid at retirement)."""
+        """Take ``env_id`` out of the live set for failing the play audit (scored invalid at retirement).
+
+        The audit outranks a pin: an expelled environment is unpinned, so it is neither carried
+        into the next generation nor stored as 'active' (memory would bring it back)."""
         for env in self.live:
             if env.env_id == env_id:
                 self.live.remove(env)
+                self.pinned.discard(env_id)
                 env.expelled = reason
                 self.expelled.append(env)
                 return env

@@ -173,8 +173,8 @@ class EnvGenerator:
     async def retire_live(self, step: int) -> list[TrainSample]:
         """Retire the live generation: score its designs, store what each earned; its designer samples."""
         retired = self.curriculum.retire()
-        for env in retired.envs:  # pinned: carried on; expelled by the play audit: never back from memory
-            status = "active" if env.env_id in self.curriculum.pinned else "invalid" if env.expelled else "retired"
+        for env in retired.envs:  # expelled by the play audit: never back from memory (pinned or not); pinned: carried on
+            status = "invalid" if env.expelled else "active" if env.env_id in self.curriculum.pinned else "retired"
             await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
         for scored in retired.scored:
             if scored.why_invalid:

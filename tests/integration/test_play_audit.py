@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.launch import open_run
+from spade_async.selfplay.steering import SteerError, queue_action
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import heads_if_hinted, make_config, rows
 from tests.sandbox.conftest import hostile
@@ -40,6 +41,8 @@ async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path
     db = tmp_path / "run" / "run.sqlite"
     (cheat_id, status, valid), = rows(db, "SELECT id, status, valid FROM environments WHERE code LIKE '%TimingTeller%'")
     assert valid == 1 and status == "invalid"  # admitted, then retired; memory skips 'invalid'
+    with pytest.raises(SteerError, match="retired by the play audit"):  # nor can a pin bring it back
+        queue_action(db, "pin", {"env_id": cheat_id[:8]}, "test")
     retired = rows(db, "SELECT step, message FROM events WHERE message LIKE '%retired by the play audit%'")
     # at its first step; when the designer writes it again (step 2) it is a copy of memory, refused unplayed
     assert [s for s, _ in retired] == [0] and all("won in play" in m for _, m in retired), retired

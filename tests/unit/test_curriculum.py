@@ -89,6 +89,23 @@ def test_retirement_scores_every_design_and_pairs_rewards_with_their_own_tokens(
     assert cur.live == [] and cur.rejected == [] and cur.generation == 1
 
 
+def test_the_play_audit_outranks_a_pin() -> None:
+    """A pinned environment expelled by the play audit is unpinned: scored invalid with the
+    audit's reason, and not carried into the next generation (a pinned one that behaved is)."""
+    cur = curriculum()
+    cheat, kept = live(design("Optimization", "cheat code")), live(design("Optimization", "kept code"))
+    cur.live = [cheat, kept]
+    cur.pinned = {cheat.env_id, kept.env_id}
+    play(cur, kept, 0, [1.0, 0.0])
+    assert cur.expel(cheat.env_id, "won in play") is cheat
+    assert cur.pinned == {kept.env_id}
+    retired = cur.retire()
+    (scored,) = [s for s in retired.scored if s.env_id == cheat.env_id]
+    assert not scored.candidate.valid and scored.why_invalid == "it failed the play audit: won in play"
+    assert [e.env_id for e in retired.envs] == [kept.env_id, cheat.env_id]
+    assert [e.env_id for e in cur.live] == [kept.env_id]
+
+
 def test_a_design_crashing_on_every_play_gets_the_penalty_and_stays_in_the_batch() -> None:
     cur = curriculum()
     ok, crashes = design("Optimization", "works"), design("Optimization", "crashes")
