@@ -86,7 +86,9 @@ class SamplingConfig(Section):
     temperature: float = Field(default=1.0, gt=0.0, le=2.0)
     """Sampling temperature; the learner divides logits by the same value."""
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass. Keep 1.0 for unbiased GRPO behaviour logprobs."""
+    """Nucleus sampling mass. Must be 1.0 for the trained roles (agent, designer): the engines
+    report logprobs of the truncated, renormalised distribution while the learner scores the
+    full softmax, so their ratios would be biased. The hint (not trained on) may use less."""
     max_new_tokens: int = Field(default=256, gt=0)
     """Most tokens generated per call."""
     stop: list[str] = Field(default_factory=list)
@@ -124,6 +126,18 @@ class EngineConfig(Section):
     cpu_kvcache_space_gb: int = Field(default=2, gt=0)
     """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
     variable of that name set by you wins)."""
+
+    @model_validator(mode="after")
+    def _trained_roles_sample_the_full_softmax(self) -> EngineConfig:
+        for role in ("agent", "designer"):
+            top_p = getattr(self, role).top_p
+            if top_p < 1.0:
+                raise ValueError(
+                    f"engine.{role}.top_p = {top_p}: the engine reports nucleus-renormalised logprobs but the learner "
+                    f"scores the full softmax, so the {role}'s importance ratios would be biased; set "
+                    f"engine.{role}.top_p = 1.0 (engine.hint.top_p may be below 1: hints are not trained on)"
+                )
+        return self
 
 
 class SelfPlayConfig(Section):
@@ -179,6 +193,11 @@ class SelfPlayConfig(Section):
     """An admitted design whose plays error (crash, hang, bad reply) in more than this share of
     its plays is scored as invalid (gets `invalid_penalty`); below it, it is scored on the plays
     that finished."""
+    seeded_sampling: bool = True
+    """Each agent turn samples with its own seed, derived from the run seed, the step, the play
+    and the turn: its tokens then do not depend on what it was batched with or on when its
+    request arrived (sandbox timing), so two runs of one config, and a run and its resume,
+    play the same. vLLM samples seeded requests with per-request generators (some throughput)."""
     action_prefill: bool = False
     """Start every agent turn with the tokens of `\\boxed{` (part of the prompt, not trained on),
     so small models always emit an action; the completion is the command and its closing brace."""
@@ -374,18 +393,6 @@ class EvalConfig(Section):
     kept for final reports with `spade-async eval`."""
     concurrency: int = Field(default=4, gt=0)
     """Eval items played at once (alongside the training rollouts)."""
-
-    @field_validator("suite")
-    @classmethod
-    def _suite_exists(cls, suite: str, info: Any) -> str:
-        if info.data.get("every"):  # built here so a typo fails at load time, not steps into a run
-            from spade_async.eval.suites import SuiteError, build_suite
-
-            try:
-                build_suite(suite)
-            except SuiteError as exc:
-                raise ValueError(str(exc)) from None
-        return suite
 
 
 class ClusterConfig(Section):

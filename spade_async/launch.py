@@ -115,6 +115,7 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
     return where engine and learner go. GPUs are counted without initialising CUDA."""
     import importlib.util
 
+    check_eval_suite(cfg)
     gpu_count = cuda_device_count() if gpu_count is None else gpu_count
     needs_gpu = gpu_settings(cfg)
     if needs_gpu and gpu_count == 0:
@@ -137,6 +138,20 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
         raise RunError(f"model.qlora = true needs bitsandbytes, from {extra}")
     raise_open_file_limit(cfg.sandbox.max_children)
     return placement
+
+
+def check_eval_suite(cfg: Config) -> None:
+    """With in-loop evaluation on, build its suite now, so a typo fails before the run starts, not
+    ``eval.every`` steps into it. (Here and not in ``config``: configuration does not import the
+    stages it configures.)"""
+    if not cfg.eval.every:
+        return
+    from spade_async.eval.suites import SuiteError, build_suite
+
+    try:
+        build_suite(cfg.eval.suite)
+    except SuiteError as exc:
+        raise RunError(f"eval.suite: {exc}") from None
 
 
 def raise_open_file_limit(max_children: int) -> None:

@@ -31,7 +31,7 @@ import signal
 import statistics
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -204,7 +204,7 @@ class Pipeline:
                     source=env.code,
                     seed=seed,
                     hint=env.hint if hinted else None,
-                    sampling=sampling,
+                    sampling=replace(sampling, seed=self._sampling_seed(seed, hinted)) if self.sp.seeded_sampling else sampling,
                     max_turns=self.sp.max_turns,
                     max_context_tokens=agent_context_budget(self.sp.max_context_tokens, getattr(self.engine, "max_model_len", None)),
                     no_action_penalty=self.sp.no_action_penalty,
@@ -240,6 +240,10 @@ class Pipeline:
     def _hinted_due(self, env: LiveEnv, step: int) -> bool:
         """Hinted plays: once, at the step the environment went live (default), or every step."""
         return self.sp.hinted_schedule == "every_step" or step == env.born_step
+
+    def _sampling_seed(self, episode_seed: int, hinted: bool) -> int:
+        """The agent's sampling seed for one play (the two arms of a matched pair draw apart)."""
+        return (episode_seed * 2 + int(hinted)) % (2**31)
 
     def _episode_seed(self, step: int, env_index: int, play: int) -> int:
         """A hash of (run seed, step, env, play) over ``[0, 2**31)``: reproducible, and as spread
@@ -420,6 +424,9 @@ class Pipeline:
                     done += 1
                 await self.loop_eval.finish(drain=not self.stop_requested)
                 root.cancel_scope.cancel()
+        if done and not self.stop_requested and self.start_step + done >= self.cfg.run.max_steps:
+            with anyio.CancelScope(shield=True):
+                await self.generator.score_last_generation(self.cfg.run.max_steps - 1)
         if self.stop_requested and self._unsaved is not None and self.checkpointer is not None:
             with anyio.CancelScope(shield=True):  # a clean stop leaves nothing to redo
                 snapshot = self._unsaved.snapshot

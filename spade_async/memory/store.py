@@ -465,6 +465,11 @@ class Store:
         )
         return [_env_from_row(r) for r in rows]
 
+    async def environment_codes(self, domain: str) -> list[tuple[str, str]]:
+        """``(id, code)`` of every environment of ``domain``, any status (what the copy rule checks)."""
+        rows = await self._fetchall("SELECT id, code FROM environments WHERE domain = ?", (domain,))
+        return [(r["id"], r["code"]) for r in rows]
+
     async def environment_stats(self) -> dict[str, dict[str, Any]]:
         """Mutable stats of every environment, for a checkpoint (see ``restore_environment_stats``)."""
         rows = await self._fetchall(f"SELECT id, {', '.join(_STATS_FIELDS)} FROM environments")

@@ -17,7 +17,7 @@ failures are distinguishable from honest losses in the GRPO group.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
@@ -123,6 +123,11 @@ class Episode:
         )
 
 
+def turn_seed(seed: int, turn: int) -> int:
+    """The sampling seed of one turn of an episode whose sampling seed is ``seed``."""
+    return (seed * 1_000_033 + turn * 7_919 + 1) % (2**31)
+
+
 @dataclass
 class TokenTrace:
     """The growing token-in/token-out record of one episode, shared by every agent loop:
@@ -145,6 +150,8 @@ class TokenTrace:
 
     async def sample(self, engine: Engine, sampling: Sampling, episode: Episode) -> Completion:
         """Generate one agent turn from the trace and append its sampled tokens."""
+        if sampling.seed is not None:  # one seed per turn: the same stream whatever the batch or arrival order
+            sampling = replace(sampling, seed=turn_seed(sampling.seed, episode.turns))
         try:
             failpoint("generate")
             completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent",

@@ -120,6 +120,10 @@ class ScoredDesign:
     """The live environment it became (None when it was rejected)."""
     why_invalid: str | None = None
     """Why an admitted design is nevertheless scored as invalid (None otherwise)."""
+    env_candidate: DesignerCandidate | None = None
+    """What the environment itself is scored as, when that differs from ``candidate``: a
+    repaired design's trained (first, broken) attempt gets the penalty, while the repaired
+    environment earns its own score (stored on its row)."""
 
 
 @dataclass
@@ -129,7 +133,8 @@ class Retired:
     envs: list[LiveEnv]
     designer_samples: list[TrainSample]
     designer_rewards: dict[str, float]
-    """Designer reward per env id (admitted designs only)."""
+    """What each admitted design's environment earned, per env id (for a repaired design: the
+    environment's own score, not its first attempt's penalty, which is the trained sample's)."""
     scored: list[ScoredDesign] = field(default_factory=list)
 
 
@@ -225,10 +230,14 @@ class Curriculum:
                 return
 
     def expel(self, env_id: str, reason: str) -> LiveEnv | None:
-        """Take ``env_id`` out of the live set for failing the play audit (scored invalid at retirement)."""
+        """Take ``env_id`` out of the live set for failing the play audit (scored invalid at retirement).
+
+        The audit outranks a pin: an expelled environment is unpinned, so it is neither carried
+        into the next generation nor stored as 'active' (memory would bring it back)."""
         for env in self.live:
             if env.env_id == env_id:
                 self.live.remove(env)
+                self.pinned.discard(env_id)
                 env.expelled = reason
                 self.expelled.append(env)
                 return env
@@ -241,14 +250,16 @@ class Curriculum:
         why: str | None = None
         if env.expelled:
             why = f"it failed the play audit: {env.expelled}"
-        elif env.design.attempts > 1:
-            why = "its first attempt failed validation (admitted after a repair turn)"
         elif env.win_rate() is None:
             why = "no play of it finished"
         elif env.error_share() > self.cfg.max_play_error_share:
             why = f"{env.error_share():.0%} of its plays errored (max {self.cfg.max_play_error_share:.0%})"
-        candidate = DesignerCandidate(skill, False) if why else env.candidate()
-        return ScoredDesign(env.design, candidate, env.env_id, why)
+        played = DesignerCandidate(skill, False) if why else env.candidate()
+        if env.design.attempts > 1:
+            first = "its first attempt failed validation (admitted after a repair turn)"
+            return ScoredDesign(env.design, DesignerCandidate(skill, False), env.env_id,
+                                f"{first}; {why}" if why else first, env_candidate=played)
+        return ScoredDesign(env.design, played, env.env_id, why)
 
     def retire(self) -> Retired:
         """End the current generation: score its designs and clear the live set (pinned
@@ -260,21 +271,29 @@ class Curriculum:
         generation = self.live + self.retired_early + self.expelled
         scored = [self.score_design(e) for e in generation if e.design is not None]
         scored += [ScoredDesign(d, DesignerCandidate(d.job.skill, False), None) for d in self.rejected]
-        rewards = designer_rewards(
-            [s.candidate for s in scored],
-            DesignerRewardParams.from_config(self.cfg),
-            n_agent_samples=self.n_agent_samples_per_env * max(1, len(generation)),
-            n_envs=max(1, len(generation)),
-        )
+        def rewards_of(candidates: list[DesignerCandidate]) -> list[float]:
+            return designer_rewards(
+                candidates,
+                DesignerRewardParams.from_config(self.cfg),
+                n_agent_samples=self.n_agent_samples_per_env * max(1, len(generation)),
+                n_envs=max(1, len(generation)),
+            )
+
+        rewards = rewards_of([s.candidate for s in scored])
+        # What each environment earned (stored on its row): a repaired design's environment is
+        # scored as played, in the same batch, while its trained first attempt keeps the penalty.
+        env_rewards = rewards
+        if any(s.env_candidate is not None for s in scored):
+            env_rewards = rewards_of([s.env_candidate or s.candidate for s in scored])
         samples = []
         per_env: dict[str, float] = {}
-        for s, r in zip(scored, rewards, strict=True):
+        for s, r, earned in zip(scored, rewards, env_rewards, strict=True):
             if s.design.completion.token_ids:
                 sample = s.design.to_sample(advantage=r, temperature=self.designer_temperature, reward=r)
                 sample.meta["env_id"] = s.env_id
                 samples.append(sample)
             if s.env_id is not None:
-                per_env[s.env_id] = r
+                per_env[s.env_id] = earned
         retired = Retired(envs=generation, designer_samples=samples, designer_rewards=per_env, scored=scored)
         # Pinned environments go on into the next generation, their design already scored.
         self.live = [replace(e, design=None) for e in self.live if e.env_id in self.pinned] + self.joining

@@ -70,6 +70,8 @@ class Design:
     validation: ValidationResult | None = None
     attempts: int = 1
     origin: str = "fresh"
+    copied: bool = False
+    """Its code copies memory or its prompt (``novelty``): scored invalid, not recorded."""
 
     def to_sample(self, advantage: float, temperature: float, reward: float) -> TrainSample:
         ids = self.prompt_ids + self.completion.token_ids

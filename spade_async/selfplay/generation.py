@@ -6,7 +6,12 @@ the retiring environments' designs (delayed rewards), asks the policy for new de
 through the sandbox validator, records everything, and tops the live set up from memory
 when too few designs pass. The orchestrator only decides *when* to regenerate.
 
-Duplicates: when several admitted designs of one generation have exactly the same code, one
+Copies (``novelty``): a design whose code is the same (up to comments and layout) as an
+environment already in the run's memory, or as the parent or an example shown in its prompt,
+is scored as a failed design (the invalid penalty: the designer is rewarded for new
+environments) and is neither recorded (the original's row is left as it was) nor played.
+
+Duplicates: when several admitted designs of one generation have the same code, one
 copy becomes the live environment and the others are scored as failed designs (the invalid
 penalty: an exact copy adds nothing). Which copy is kept does not depend on the order in
 which the concurrent design calls finish: a design admitted on its first attempt beats a
@@ -38,6 +43,7 @@ from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import ADMISSION_TURN_LIMIT
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.novelty import KnownCodes, code_key, copy_reason
 from spade_async.selfplay.prompts import pick_mutation
 from spade_async.textsafe import terminal_safe
 
@@ -55,8 +61,24 @@ def duplicate_keepers(designs: list[Design]) -> dict[str, int]:
     for i in ranked:
         code = designs[i].code
         if designs[i].admitted and code:
-            keepers.setdefault(env_id_for(code), i)
+            keepers.setdefault(code_key(code), i)
     return keepers
+
+
+def reject_copies(designs: list[Design], known: set[str]) -> None:
+    """Mark every design that copies its prompt's code or ``known`` (memory) as a copy, not admitted.
+
+    Rejected designs are checked too: their row would otherwise overwrite the original's.
+    """
+    for d in designs:
+        if not d.code:
+            continue
+        shown = [ex.env.code for ex in d.job.examples] + ([d.job.parent.code] if d.job.parent else [])
+        why = copy_reason(d.code, shown=shown, known=known)
+        if why:
+            d.admitted = False
+            d.reasons.append(why)
+            d.copied = True
 
 
 class EnvGenerator:
@@ -90,6 +112,8 @@ class EnvGenerator:
         self.admission_rng = random.Random(secrets.randbits(64))
         """Draws every admission check's seeds and probe actions (one per run, never from the run
         seed: validation must not be predictable, see spade_async.sandbox.validate)."""
+        self.known = KnownCodes()
+        """Keys of every environment in the store (the copy rule's memory), refreshed each generation."""
 
     async def write_stats(self, env: LiveEnv, step: int, status: str, designer_reward: float | None) -> None:
         """An environment's running stats into the store (the TUI and retrieval read them)."""
@@ -109,18 +133,7 @@ class EnvGenerator:
 
         Returns the generation's metrics and the retired designs' samples for the learner.
         """
-        designer_samples: list[TrainSample] = []
-        if self.curriculum.has_generation():
-            retired = self.curriculum.retire()
-            designer_samples = retired.designer_samples
-            for env in retired.envs:  # pinned: carried on; expelled by the play audit: never back from memory
-                status = "active" if env.env_id in self.curriculum.pinned else "invalid" if env.expelled else "retired"
-                await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
-            for scored in retired.scored:
-                if scored.why_invalid:
-                    await self.store.record_event(
-                        step, "info", f"env {(scored.env_id or '')[:12]} scored as an invalid design: {scored.why_invalid}"
-                    )
+        designer_samples = await self.retire_live(step) if self.curriculum.has_generation() else []
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
@@ -128,13 +141,15 @@ class EnvGenerator:
                     self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
+        self.known.refresh(await self.store.environment_codes(self.sp.domain))
+        reject_copies(designs, self.known.keys())
         keepers = duplicate_keepers(designs)
         carried = {e.env_id for e in self.curriculum.live}  # pinned environments (selfplay.steering)
         for i, d in enumerate(designs):
-            if d.admitted and d.code and (keepers[env_id_for(d.code)] != i or env_id_for(d.code) in carried):
+            if d.admitted and d.code and (keepers[code_key(d.code)] != i or env_id_for(d.code) in carried):
                 d.admitted = False  # an exact copy adds nothing; it is scored as a failed design
                 d.reasons.append("duplicate of an environment already live this generation")
-            else:
+            elif not d.copied:  # a copy's row is the original's: left as it was
                 await self._record_design(d, step)
             if d.admitted and d.code:
                 self.curriculum.live.append(
@@ -154,6 +169,30 @@ class EnvGenerator:
                             f"games meanwhile; the designer half needs a bigger model, see {GPU_DOC})")
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
+
+    async def retire_live(self, step: int) -> list[TrainSample]:
+        """Retire the live generation: score its designs, store what each earned; its designer samples."""
+        retired = self.curriculum.retire()
+        for env in retired.envs:  # expelled by the play audit: never back from memory (pinned or not); pinned: carried on
+            status = "invalid" if env.expelled else "active" if env.env_id in self.curriculum.pinned else "retired"
+            await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
+        for scored in retired.scored:
+            if scored.why_invalid:
+                await self.store.record_event(
+                    step, "info", f"env {(scored.env_id or '')[:12]} scored as an invalid design: {scored.why_invalid}"
+                )
+        return retired.designer_samples
+
+    async def score_last_generation(self, step: int) -> None:
+        """At the end of a finished run: score the last generation's designs for the record (the
+        store, the TUI, the memory of a run extended later). Their samples are not trained on:
+        no learner step follows. A stopped run keeps its live set for the resume instead."""
+        if not self.curriculum.has_generation() or self.sp.mode == "fixed":
+            return
+        samples = await self.retire_live(step)
+        await self.store.record_event(
+            step, "info", f"scored the last generation's {len(samples)} designs at the end of the run (not trained on)"
+        )
 
     async def _memory(self, *, played_only: bool) -> list[EnvRecord]:
         """The designer's memory: at most ``memory.size`` environments, every skill's newest kept

@@ -182,6 +182,8 @@ def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[s
             raise SteerError(f"environment {env['id'][:12]} failed validation: it was never live; nothing to retire")
         if kind == "pin" and not env["valid"]:
             raise SteerError(f"environment {env['id'][:12]} failed validation; only a valid environment can be pinned")
+        if kind == "pin" and env["status"] == "invalid":  # valid, then expelled by the play audit
+            raise SteerError(f"environment {env['id'][:12]} was retired by the play audit (it cheats in play); it cannot be pinned")
         if kind == "pin" and env["id"] in pinned_ids(conn):
             raise SteerError(f"environment {env['id'][:12]} is already pinned")
         if kind == "unpin" and env["id"] not in pinned_ids(conn):
@@ -350,6 +352,8 @@ class Steering:
         rec = await self.store.environment(env_id)
         if rec is None or not rec.valid or rec.domain != self.sp.domain:
             return Decision("rejected", f"environment {short} is unknown, invalid or of another domain")
+        if rec.status == "invalid":  # valid, then expelled by the play audit: never back
+            return Decision("rejected", f"environment {short} was retired by the play audit; it cannot be pinned")
         back = LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step)
 
         def bring_back() -> None:

@@ -139,6 +139,18 @@ async def test_resume_restores_the_saved_rng_and_cursor_state(setup: tuple[Path,
         assert (now["engine_rng"] == saved["snapshot"]["engine_rng"]).all()
         assert rng_states()["python"] == saved["rng"]["python"]
         assert pipeline.learner.version == saved["learner"]["version"] == pipeline.engine.adapter_version
+        # The learner's weights and optimizer are the checkpoint's, not only its version number.
+        import torch
+
+        now_learner = pipeline.learner.state_dict()
+        assert now_learner["adapter"].keys() == saved["learner"]["adapter"].keys()
+        assert all(torch.equal(now_learner["adapter"][k], saved["learner"]["adapter"][k]) for k in now_learner["adapter"])
+        assert any(float(v.abs().max()) > 0 for k, v in saved["learner"]["adapter"].items() if "lora_B" in k)  # trained
+        now_opt, saved_opt = now_learner["optimizer"], saved["learner"]["optimizer"]
+        assert now_opt["param_groups"] == saved_opt["param_groups"] and saved_opt["state"]
+        assert now_opt["state"].keys() == saved_opt["state"].keys()
+        for key, moments in saved_opt["state"].items():
+            assert all(torch.equal(now_opt["state"][key][name], value) for name, value in moments.items())
 
 
 def test_ctrl_c_checkpoints_the_last_step_and_exits_0(setup: tuple[Path, Path, Path]) -> None:
@@ -265,3 +277,73 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
     assert versions == [v for (v,) in query(reference, "SELECT adapter_version FROM steps ORDER BY step")]
     assert all(b - a in (0, 1) for a, b in itertools.pairwise(versions))  # continuous
     assert query(db, "SELECT status FROM runs") == [("finished",)]
+
+
+POLICY_GAME = '''SKILL = "Pattern Recognition"
+HINT = "Answers whose characters add up to an even number win."
+DESCRIPTION = "The outcome depends on what the player writes."
+
+
+class Parity(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        return "Say anything in \\\\boxed{...}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        won = sum(map(ord, action)) % 2 == 0
+        return ("You won." if won else "You lost."), (1.0 if won else 0.0), True, False, {}
+'''
+
+
+def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """kill -9 inside step 3's learner step, resume: episodes (whose outcomes depend on the sampled
+    text, so on the restored weights), per-step learner metrics and the final adapter equal the
+    uninterrupted run's. ``--sync``: with overlap, which adapter generated a step depends on timing,
+    so only a sequential run is reproducible step for step. Agent turns sample with their own
+    seeds (``selfplay.seeded_sampling``); what remains is float noise from batch composition."""
+    import json
+
+    from safetensors.torch import load_file
+
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    (pool / "parity.py").write_text(POLICY_GAME)
+
+    def run(run_dir: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "spade_async.cli", "run", str(ROOT / "configs" / "tiny.toml"), "--headless", "--sync",
+               *overrides(run_dir, pool, tiny_model_dir), *(["--resume"] if kw.get("resume") else [])]
+        env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}
+        if kw.get("kill_at"):
+            env["SPADE_ASYNC_KILL_AT"] = str(kw["kill_at"])
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, cwd=ROOT)
+
+    reference, resumed = tmp_path / "reference", tmp_path / "resumed"
+    assert run(reference).returncode == 0
+    assert run(resumed, kill_at="learn:3").returncode == -9
+    assert query(resumed / "run.sqlite", "SELECT max(step) FROM checkpoints") == [(1,)]
+    done = run(resumed, resume=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    transcripts = "SELECT step, env_id, hinted, outcome, transcript FROM episodes ORDER BY step, env_id, hinted, transcript"
+    episodes = query(reference / "run.sqlite", transcripts)
+    assert {o for *_, o, _ in episodes} == {0.0, 1.0}  # the policy's text decides: both outcomes occur
+    assert query(resumed / "run.sqlite", transcripts) == episodes
+
+    def learner_metrics(run_dir: Path) -> list[dict[str, float]]:
+        keys = ("loss", "grad_norm", "tokens", "n_samples", "ratio_mean", "clip_fraction")
+        return [{k: json.loads(m)[k] for k in keys} for (m,) in query(run_dir / "run.sqlite", "SELECT metrics FROM steps ORDER BY step")]
+
+    ref_metrics, res_metrics = learner_metrics(reference), learner_metrics(resumed)
+    assert len(ref_metrics) == len(res_metrics) == 4
+    for a, b in zip(ref_metrics, res_metrics, strict=True):
+        assert a["tokens"] == b["tokens"] and a["n_samples"] == b["n_samples"]
+        for key in ("loss", "grad_norm", "ratio_mean", "clip_fraction"):
+            assert b[key] == pytest.approx(a[key], rel=1e-4, abs=1e-5), (key, a, b)
+    last = max(int(p.name[1:]) for p in (reference / "adapters").iterdir())
+    ref_w = load_file(str(reference / "adapters" / f"v{last}" / "adapter_model.safetensors"))
+    res_w = load_file(str(resumed / "adapters" / f"v{last}" / "adapter_model.safetensors"))
+    assert ref_w.keys() == res_w.keys()
+    assert max(float((ref_w[k] - res_w[k]).abs().max()) for k in ref_w) < 1e-6
+

@@ -30,6 +30,7 @@ import pytest
 
 from spade_async.config import Config
 from spade_async.launch import open_run
+from spade_async.selfplay.curriculum import Retired
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_tool_use_pipeline import VAULT_ENV, vault_agent
 
@@ -178,10 +179,19 @@ async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: s
     benign, hostile, hostile_name, benign_name = CASES[domain]
     folder = {"a_benign": benign, "b_hostile": hostile} if mode == "fixed" else {"b_hostile": hostile}
     cfg = config(tmp_path, domain, mode, folder)
-    designs = itertools.cycle([benign, hostile])
+    # The designed hostile env differs from the seed's code (else it is refused as a copy of memory).
+    designs = itertools.cycle([benign, hostile + "\nDESIGNED = True\n"])
     engine = TemplateEngine(policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
                                       "agent": agent(domain)})
+    retirements: list[Retired] = []  # every generation's scoring, the last one's at the end of the run too
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        retire = pipeline.curriculum.retire
+
+        def scored_retire() -> Retired:
+            retirements.append(retire())
+            return retirements[-1]
+
+        pipeline.curriculum.retire = scored_retire  # type: ignore[method-assign]
         assert await pipeline.run(sync=True) == 2  # the run finished its steps
     db = tmp_path / "run" / "run.sqlite"
     envs = rows(db, "SELECT id, origin, valid, status, reasons, code FROM environments")
@@ -208,9 +218,11 @@ async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: s
     rejected = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'rejected'")]
     assert len(rejected) == 1 and any(why in rejected[0] for why in ADMISSION_FAILURE), rejected
     assert design_id not in played
-    # ... and its design earns the invalid-design penalty when the generation retires.
-    (design,) = [d for d in pipeline.curriculum.rejected if hostile_name in (d.code or "")]
-    (scored,) = [s for s in pipeline.curriculum.retire().scored if s.design is design]
-    assert scored.env_id is None and not scored.candidate.valid
+    # ... and its design earns the invalid-design penalty when its generation retires (scored once:
+    # at the regeneration, or at the end of the run for the last generation).
+    (scored,) = [s for r in retirements for s in r.scored if hostile_name in (s.design.code or "")]
+    assert scored.env_id is None and not scored.candidate.valid and not scored.design.copied
+    assert scored.design.reasons == json.loads(reasons)
+    assert not pipeline.curriculum.rejected and retirements  # none left unscored
     # The unchecked seed copy went live from memory; the bounds ended each of its plays.
     assert_every_play_ended_as_its_error(db, seed_id, domain, plays)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.launch import open_run
+from spade_async.selfplay.steering import SteerError, queue_action
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import heads_if_hinted, make_config, rows
 from tests.sandbox.conftest import hostile
@@ -22,24 +23,40 @@ pytestmark = pytest.mark.anyio
 
 async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path) -> None:
     cheat = hostile("dishonest_timing")
-    designs = itertools.cycle([cheat, COIN_ENV])
+    # The honest design differs in code each time (else it is refused as a copy of its prompt's
+    # mutation parent or of memory); the cheater is written verbatim each time.
+    numbered = (f"{COIN_ENV}\nDESIGN_NO = {n}\n" for n in itertools.count())
+    designs = itertools.cycle([cheat, None])
+
+    def designer(prompt: str, rng: object) -> str:
+        code = next(designs) or next(numbered)
+        return f"```python\n{code}```"
+
     cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0, plays=3, hinted_plays=2)
     # An agent turn takes 0.5 s: play's calls come paused (> the cheat's 0.2 s), admission's do not.
-    engine = ScriptedEngine(latency_s=0.5, policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
+    engine = ScriptedEngine(latency_s=0.5, policies={"designer": designer,
                                                       "agent": heads_if_hinted})
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         assert await pipeline.run(sync=True) == 4
     db = tmp_path / "run" / "run.sqlite"
     (cheat_id, status, valid), = rows(db, "SELECT id, status, valid FROM environments WHERE code LIKE '%TimingTeller%'")
     assert valid == 1 and status == "invalid"  # admitted, then retired; memory skips 'invalid'
+    with pytest.raises(SteerError, match="retired by the play audit"):  # nor can a pin bring it back
+        queue_action(db, "pin", {"env_id": cheat_id[:8]}, "test")
     retired = rows(db, "SELECT step, message FROM events WHERE message LIKE '%retired by the play audit%'")
-    # at its first step in each generation that wrote it (the designer writes it again at step 2)
-    assert [s for s, _ in retired] == [0, 2] and all("won in play" in m for _, m in retired), retired
+    # at its first step; when the designer writes it again (step 2) it is a copy of memory, refused unplayed
+    assert [s for s, _ in retired] == [0] and all("won in play" in m for _, m in retired), retired
+    again = rows(db, "SELECT step, message FROM events WHERE kind = 'rejected'")  # the only refusal of the run
+    assert [s for s, _ in again] == [2] and "copy of an environment" in again[0][1], again
     assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] == 0  # never trained on
     scored = rows(db, "SELECT message FROM events WHERE message LIKE '%scored as an invalid design: it failed the play audit%'")
     assert len(scored) == 1 and cheat_id[:12] in scored[0][0]
-    coin = rows(db, "SELECT id, status FROM environments WHERE code LIKE '%WeightedCoin%' AND origin != 'seed'")
-    assert coin and coin[0][1] != "invalid"
-    assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{coin[0][0]}'")[0][0] > 0
+    # The honest design of each generation (DESIGN_NO 0 at step 0, 1 at step 2) was admitted and played.
+    coin = rows(db, "SELECT id, status, created_step FROM environments WHERE code LIKE '%WeightedCoin%' AND origin != 'seed' "
+                    "ORDER BY created_step")
+    assert [(st != "invalid", created) for _, st, created in coin] == [(True, 0), (True, 2)], coin
+    for coin_id, _, created in coin:  # played through its generation (memory may bring it back later)
+        played = rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{coin_id}' ORDER BY step")
+        assert played[:2] == [(created,), (created + 1,)], played
     metrics = rows(db, "SELECT metrics FROM steps WHERE step = 3")[0][0]
-    assert json.loads(metrics)["audit_retired"] == 2.0, metrics  # cumulative, like stale_dropped
+    assert json.loads(metrics)["audit_retired"] == 1.0, metrics  # cumulative, like stale_dropped: the one catch

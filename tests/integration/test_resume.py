@@ -20,15 +20,16 @@ from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.failpoints import InjectedFailure
 from spade_async.launch import RunError, innermost, open_run
-from spade_async.testing import BROKEN_ENV, COIN_ENV, ScriptedEngine, ScriptedLearner
-from tests.integration.test_pipeline import heads_if_hinted, make_config, rows
+from spade_async.testing import BROKEN_ENV, ScriptedEngine, ScriptedLearner
+from tests.integration.test_pipeline import coin_variant, heads_if_hinted, make_config, rows
 
 pytestmark = pytest.mark.anyio
 
 
 def prompt_designer(prompt: str, rng: object) -> str:
     """Coin or broken code, decided by the prompt alone (restored exactly by a checkpoint)."""
-    code = COIN_ENV if hashlib.sha256(prompt.encode()).digest()[0] % 2 else BROKEN_ENV
+    digest = hashlib.sha256(prompt.encode()).digest()
+    code = coin_variant(int.from_bytes(digest[1:5])) if digest[0] % 2 else BROKEN_ENV  # a new game, not the seed's copy
     return f"```python\n{code}```"
 
 

@@ -36,7 +36,7 @@ def numbered_designer() -> Callable[[str, object], str]:
 
     def policy(prompt: str, rng: object) -> str:
         i = next(n)
-        return f"```python\n{COIN_ENV}# design {i}\n```" if i % 2 == 0 else f"```python\n{BROKEN_ENV}```"
+        return f"```python\n{COIN_ENV}DESIGN_NO = {i}\n```" if i % 2 == 0 else f"```python\n{BROKEN_ENV}```"
 
     return policy
 
@@ -190,23 +190,30 @@ def test_kill_9_between_queueing_and_applying_loses_nothing_and_applies_once(tmp
     db = tmp_path / "run" / "run.sqlite"
     first = child(tmp_path, 2)
     assert first.returncode == 0, first.stderr[-2000:]
-    live = rows(db, "SELECT id FROM environments WHERE status = 'active' AND origin != 'seed' AND valid = 1")
-    assert live
-    target = live[0][0]
+    from spade_async.checkpoint import read_checkpoint
+
+    # The finished run scored its last generation: the store says 'retired' (the run is over) ...
+    live = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_2")["snapshot"]["curriculum"]["live"]
+    designed = [e.env_id for e in live if e.design is not None]
+    assert designed
+    target = designed[0]
+    assert rows(db, f"SELECT status, valid FROM environments WHERE id = '{target}'") == [("retired", 1)]
+    # ... while the checkpoint's live set is what an extended run continues with (resume restores
+    # the stats checkpointed with it: 'active'), so retiring it is accepted and applied.
     queue_action(db, "retire", {"env_id": target[:8], "reason": "kill test"}, "test")
     queue_action(db, "band", {"low": 0.3, "high": 0.7}, "test")
     killed = child(tmp_path, 4, resume=True, kill_at=kill_at)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     expected_then = {"steer_apply:1": ["queued", "queued"], "steer_applied:2": ["applied", "applied"]}[kill_at]
     assert [st for _, _, st, _, _ in actions(db)] == expected_then
+    if kill_at == "steer_apply:1":  # resumed (the checkpoint's stats back: live again), killed before retiring it
+        assert rows(db, f"SELECT status FROM environments WHERE id = '{target}'") == [("active",)]
     done = child(tmp_path, 4, resume=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert [(k, st, s) for _, k, st, s, _ in actions(db)] == [("retire", "applied", 2), ("band", "applied", 2)]
     assert rows(db, "SELECT step, count(*) FROM events WHERE kind = 'steer' GROUP BY step") == [(2, 2)]
     # Not played at step 2 (retired); from step 3 a new generation may hold it again (memory, or the same design).
     assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{target}' AND step < 3 ORDER BY step") == [(0,), (1,)]
-    from spade_async.checkpoint import read_checkpoint
-
     state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_4")["snapshot"]["curriculum"]["steering"]
     assert state["band"] == (0.3, 0.7)
 

@@ -70,6 +70,30 @@ def shm_tmpdir(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
     return path
 
 
+_PRIVATE_TMPFS_PROBE = """
+import ctypes, os, sys, tempfile
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
+    sys.exit(1)
+if libc.mount(None, b"/", None, 0x4000 | 0x40000, None) != 0:  # MS_REC | MS_PRIVATE
+    sys.exit(2)
+where = tempfile.mkdtemp()
+ok = libc.mount(b"tmpfs", where.encode(), b"tmpfs", 0, b"size=1m") == 0
+if ok:
+    libc.umount2(where.encode(), 0)
+os.rmdir(where)
+sys.exit(0 if ok else 3)
+"""
+
+
+def host_allows_private_tmpfs() -> bool:
+    """Whether this host lets a process mount a tmpfs in a private mount namespace, probed in a
+    throwaway subprocess, apart from the sandbox. Where it does, the sandbox's disk budget layer
+    must be present: its absence is a failure, not a reason to skip."""
+    done = subprocess.run([sys.executable, "-c", _PRIVATE_TMPFS_PROBE], capture_output=True, timeout=30)
+    return done.returncode == 0
+
+
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
     try:

@@ -22,6 +22,7 @@ from tests.sandbox.conftest import (
     alive,
     assert_serves,
     env_check_works,
+    host_allows_private_tmpfs,
     hostile,
     shm_tmpdir,
     unsandboxed,
@@ -44,11 +45,20 @@ async def budget_pool(tmp_path_factory: pytest.TempPathFactory, anyio_backend: s
         tempfile.tempdir = old
 
 
+def require_disk_quota(pool: SandboxPool) -> None:
+    """Skip only where the host cannot mount a private tmpfs (probed apart from the sandbox);
+    where it can, a missing disk budget layer fails (``min_isolation = "full"`` does not require it)."""
+    if pool.isolation.layers["disk_quota"]:
+        return
+    if host_allows_private_tmpfs():
+        pytest.fail("this host allows private tmpfs mounts, but the sandbox reports no disk budget layer")
+    pytest.skip("no private mount namespace on this host: the disk budget layer cannot exist here")
+
+
 @pytest.mark.parametrize(("action", "message"), [("32", "filled its workdir budget of 8 MiB"),
                                                   ("-1000", "used all 300 files/folders")])
 async def test_disk_and_inode_budget(budget_pool: SandboxPool, action: str, message: str) -> None:
-    if not budget_pool.isolation.layers["disk_quota"]:
-        pytest.skip("no private mount namespace on this host: the disk budget layer is reported missing")
+    require_disk_quota(budget_pool)
     env = await budget_pool.open(hostile("disk_fill"))
     await env.reset(0)
     with pytest.raises(EnvCrashed, match=message):
@@ -82,8 +92,7 @@ async def test_cpu_burned_between_calls_fails_the_env(budget_pool: SandboxPool) 
 
 async def test_workdirs_are_private_tmpfs_mounts(budget_pool: SandboxPool) -> None:
     """The live (warm) children's tmpfs workdirs are invisible to the trainer's mount table."""
-    if not budget_pool.isolation.layers["disk_quota"]:
-        pytest.skip("no private mount namespace on this host")
+    require_disk_quota(budget_pool)
     async with await budget_pool.open(hostile("disk_fill")) as env:
         assert os.path.isdir(env.workdir)
         with open("/proc/self/mounts") as handle:

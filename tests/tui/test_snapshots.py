@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.syntax import Syntax
 from textual.pilot import Pilot
+from textual.widgets import Static
 
+from spade_async.textsafe import terminal_safe
 from tests.tui.fixture_db import COUNTER
 from tests.tui.helpers import FakeController, make_app, settle
 from tui.widgets.envs import EnvTable
@@ -31,6 +34,24 @@ async def _counter_selected(pilot: Pilot[object]) -> None:
     table.focus()
     table.move_cursor(row=table.get_row_index(COUNTER.id))
     await settle(pilot.app, pilot)
+    await _code_shown(pilot, COUNTER.code)
+
+
+async def _code_shown(pilot: Pilot[object], code: str) -> None:
+    """Wait (in event-loop turns, not time) until the code view holds ``code`` and every
+    scheduled refresh and animation has run: under load the detail load, the highlighted
+    render and the capture can otherwise interleave."""
+    view = pilot.app.query_one("#env-code", Static)
+    for _ in range(200):
+        content = view.content
+        if isinstance(content, Syntax) and content.code == terminal_safe(code):
+            break
+        await settle(pilot.app, pilot)
+    else:
+        raise AssertionError("the code view never showed the selected environment's code")
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    await pilot.pause()
 
 
 async def _asked_to_stop(pilot: Pilot[object]) -> None:

@@ -14,6 +14,7 @@ from spade_async.config import (
     parse_override,
     validate_config,
 )
+from spade_async.launch import RunError, check_eval_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "configs").glob("*.toml"))
@@ -130,8 +131,12 @@ def test_in_loop_eval_is_off_by_default_and_validated_only_when_on(tmp_path: Pat
     (tmp_path / "coin.py").write_text(COIN_ENV)
     on = load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path}"'])
     assert on.eval.every == 5
-    with pytest.raises(ConfigError, match=r"eval\.suite: suite envs: .*missing"):
-        load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path / "missing"}"'])
+    # The suite is built by the run's preflight (launch.check_eval_suite), not by config: configuration
+    # imports no stage (tests/unit/test_layering.py).
+    missing = load_config(ROOT / "configs" / "tiny.toml", ["eval.every=5", f'eval.suite="envs:{tmp_path / "missing"}"'])
+    with pytest.raises(RunError, match=r"eval\.suite: suite envs: .*missing"):
+        check_eval_suite(missing)
+    check_eval_suite(on)
     with pytest.raises(ConfigError, match=r"eval\.every: Input should be greater than or equal to 0"):
         load_config(ROOT / "configs" / "tiny.toml", ["eval.every=-1"])
 
@@ -140,3 +145,14 @@ def test_in_loop_eval_is_on_in_the_gpu_presets_only() -> None:
     on = {p.name for p in SHIPPED if load_config(p).eval.every}
     assert on == {"games_qwen3_4b.toml", "games_qwen3_8b.toml", "games_qwen3_8b_4gpu.toml"}
     assert all(load_config(ROOT / "configs" / name).eval.split == "dev" for name in on)
+
+
+def test_top_p_below_one_is_refused_for_trained_roles_only(tmp_path: Path) -> None:
+    hint_only = tmp_path / "hint.toml"
+    hint_only.write_text("[engine.hint]\ntop_p = 0.5\n")
+    assert load_config(hint_only).engine.hint.top_p == 0.5  # hints are not trained on
+    designer = tmp_path / "designer.toml"
+    designer.write_text("[engine.designer]\ntop_p = 0.95\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(designer)
+    assert any("engine.designer.top_p = 0.95" in line and "engine.designer.top_p = 1.0" in line for line in info.value.problems)

@@ -14,6 +14,7 @@ from spade_async.rewards import DesignerCandidate, DesignerRewardParams, designe
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.designer import Design, DesignJob
 from spade_async.selfplay.generation import duplicate_keepers
+from spade_async.selfplay.novelty import code_key
 
 DOC = Document("d", "doc", "text")
 
@@ -88,6 +89,23 @@ def test_retirement_scores_every_design_and_pairs_rewards_with_their_own_tokens(
     assert cur.live == [] and cur.rejected == [] and cur.generation == 1
 
 
+def test_the_play_audit_outranks_a_pin() -> None:
+    """A pinned environment expelled by the play audit is unpinned: scored invalid with the
+    audit's reason, and not carried into the next generation (a pinned one that behaved is)."""
+    cur = curriculum()
+    cheat, kept = live(design("Optimization", "cheat code")), live(design("Optimization", "kept code"))
+    cur.live = [cheat, kept]
+    cur.pinned = {cheat.env_id, kept.env_id}
+    play(cur, kept, 0, [1.0, 0.0])
+    assert cur.expel(cheat.env_id, "won in play") is cheat
+    assert cur.pinned == {kept.env_id}
+    retired = cur.retire()
+    (scored,) = [s for s in retired.scored if s.env_id == cheat.env_id]
+    assert not scored.candidate.valid and scored.why_invalid == "it failed the play audit: won in play"
+    assert [e.env_id for e in retired.envs] == [kept.env_id, cheat.env_id]
+    assert [e.env_id for e in cur.live] == [kept.env_id]
+
+
 def test_a_design_crashing_on_every_play_gets_the_penalty_and_stays_in_the_batch() -> None:
     cur = curriculum()
     ok, crashes = design("Optimization", "works"), design("Optimization", "crashes")
@@ -121,9 +139,20 @@ def test_a_repaired_design_is_scored_as_invalid_but_stays_playable() -> None:
     play(cur, cur.live[0], 0, [1.0, 0.0, 1.0, 0.0], [1.0] * 4)  # plays perfectly well
     play(cur, cur.live[1], 0, [1.0, 1.0, 1.0, 1.0])
     scored = cur.score_design(cur.live[0])
+    cur_candidate_of_other = cur.score_design(cur.live[1]).candidate
     assert not scored.candidate.valid and "repair" in (scored.why_invalid or "")
+    assert scored.env_candidate is not None and scored.env_candidate.valid  # the environment itself is scored as played
     retired = cur.retire()
-    assert retired.designer_rewards[env_id_for("fixed on retry")] < retired.designer_rewards[env_id_for("other")]
+    # The trained sample (the broken first attempt) gets the penalty: below the other design...
+    trained = {s.meta["env_id"]: s.reward for s in retired.designer_samples}
+    assert trained[env_id_for("fixed on retry")] < 0 < trained[env_id_for("other")]
+    # ...while the stored reward is what the repaired environment earned: in the band with a
+    # helpful hint, it beats the other one (always won, no regret), scored in the same batch.
+    stored = retired.designer_rewards
+    assert stored[env_id_for("fixed on retry")] > 0 > stored[env_id_for("other")]
+    expected = designer_rewards([scored.env_candidate, cur_candidate_of_other], DesignerRewardParams.from_config(cur.cfg),
+                                n_agent_samples=cur.n_agent_samples_per_env * 2, n_envs=2)
+    assert [stored[env_id_for("fixed on retry")], stored[env_id_for("other")]] == pytest.approx(expected)
 
 
 def test_duplicate_keeper_is_deterministic_and_prefers_first_attempts() -> None:
@@ -133,9 +162,9 @@ def test_duplicate_keeper_is_deterministic_and_prefers_first_attempts() -> None:
     first = design("Optimization", "t4", code="dup2")
     designs = [a, b, repaired, first]
     keepers = duplicate_keepers(designs)
-    assert keepers == {env_id_for("same"): 0, env_id_for("dup2"): 3}
+    assert keepers == {code_key("same"): 0, code_key("dup2"): 3}
     # A rejected copy never wins.
-    assert duplicate_keepers([design("Optimization", "r", code="c", admitted=False), a]) == {env_id_for("same"): 1}
+    assert duplicate_keepers([design("Optimization", "r", code="c", admitted=False), a]) == {code_key("same"): 1}
 
 
 def test_state_round_trips_exactly() -> None:

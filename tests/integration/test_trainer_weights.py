@@ -1,0 +1,64 @@
+"""A designer sample weighs one typical agent sequence in the trainer's loss, not its token count.
+
+Through ``Trainer.train_step`` (not the loss function alone): the trainer must pass each
+micro-batch's token weights and the whole optimizer batch's total weight to the loss. On
+the first PPO epoch the ratio and the importance weight are 1 (behaviour logprobs are the
+model's own), so the ``dapo`` loss is exactly ``-sum(weight * advantage) / total weight``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from spade_async.config import LearnerConfig, ModelConfig
+from spade_async.learner.trainer import Trainer
+from spade_async.samples import TrainSample
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def small_model_dir(tmp_path_factory) -> Path:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=32, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=64, tie_word_embeddings=True, pad_token_id=0)
+    out = tmp_path_factory.mktemp("weights-model")
+    LlamaForCausalLM(cfg).save_pretrained(str(out))
+    return out
+
+
+def sample(role: str, n_prompt: int, n_trained: int, advantage: float, offset: int) -> TrainSample:
+    ids = [(offset + i) % 29 + 3 for i in range(n_prompt + n_trained)]
+    mask = [0] * n_prompt + [1] * n_trained
+    return TrainSample(role=role, input_ids=ids, loss_mask=mask, behaviour_logprobs=[0.0] * len(ids),  # type: ignore[arg-type]
+                       advantage=advantage, adapter_version=0)
+
+
+@pytest.mark.parametrize("micro_batch", [1, 4])
+def test_a_long_design_weighs_one_agent_sequence_in_the_trainer_loss(small_model_dir: Path, micro_batch: int) -> None:
+    trainer = Trainer(str(small_model_dir), ModelConfig(lora_rank=4, lora_alpha=8),
+                      LearnerConfig(micro_batch=micro_batch, loss_agg="dapo", ppo_epochs=1, kl_coef=0.0), seed=0)
+    agent_a = sample("agent", 2, 4, 1.0, 0)
+    agent_b = sample("agent", 2, 6, -1.0, 5)
+    design = sample("designer", 2, 30, 2.0, 11)
+    samples = [agent_a, agent_b, design]
+    for s, lp in zip(samples, trainer.logprobs(samples), strict=True):  # behaviour = the model itself: ratio 1, TIS 1
+        trained = [i for i, m in enumerate(s.loss_mask) if m]
+        for i, v in zip(trained, lp.tolist(), strict=True):
+            s.behaviour_logprobs[i] = v
+    metrics = trainer.train_step(samples)
+    # The design's 30 tokens share the weight of one mean agent sequence: (4 + 6) / 2 = 5.
+    expected = -(4 * 1.0 + 6 * -1.0 + 5 * 2.0) / (4 + 6 + 5)
+    assert metrics["loss"] == pytest.approx(expected, abs=1e-4)
+    assert metrics["tokens"] == 40.0
