@@ -188,7 +188,8 @@ class SelfPlayConfig(Section):
     play_audit: bool = True
     """Each step, one extra play per live environment replays in play conditions (paced like
     the agent's turns) what admission saw, with a meaningless action; an environment that
-    departs from it or lets that action win is retired and its design scored invalid."""
+    departs from it or lets that action win is retired and its design scored invalid. Only
+    model-written environments are audited; seeds, a fixed pool and injected ones are the user's."""
     max_play_error_share: float = Field(default=0.25, ge=0.0, le=1.0)
     """An admitted design whose plays error (crash, hang, bad reply) in more than this share of
     its plays is scored as invalid (gets `invalid_penalty`); below it, it is scored on the plays

@@ -52,7 +52,7 @@ from spade_async.metrics import step_play_metrics
 from spade_async.samples import TrainSample
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.agent import Episode, agent_context_budget, play_episode
-from spade_async.selfplay.audit import audit_play
+from spade_async.selfplay.audit import audit_play, audited
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.generation import EnvGenerator
 from spade_async.selfplay.steering import Steering
@@ -228,7 +228,8 @@ class Pipeline:
                 tg.start_soon(one, i, env, seed, hinted)
             if self.sp.play_audit:
                 for env in {env.env_id: env for env, _, _ in plays}.values():
-                    tg.start_soon(audit, env)
+                    if audited(env.origin):  # model-written code only (the user's own is trusted)
+                        tg.start_soon(audit, env)
         for env_id, reason in failures.items():
             expelled = self.curriculum.expel(env_id, reason)
             self.audit_retired += 1

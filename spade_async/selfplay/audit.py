@@ -15,9 +15,15 @@ waits about one agent turn between reset and step. The environment fails the aud
   reward and end flags): admission proved it deterministic, so a difference means it behaves
   differently in play.
 
-Environments without a promise (the fixed pool, environments taken from memory) get the
-meaningless action on a fresh seed. A sandbox error during the audit (timeout, crash) is not
-a verdict: the real plays count those.
+Environments without a promise (designs taken back from memory) get the meaningless action
+on a fresh seed. A sandbox error during the audit (timeout, crash) is not a verdict: the real
+plays count those.
+
+Only model-written code is audited (:func:`audited`): the audit protects the designer's credit
+and the agent's signal from designs that lie. Code the user supplied (the built-in seed games,
+a ``selfplay.fixed_pool`` folder, an environment injected with ``spade-async steer``) is the
+user's choice: a game of chance whose outcome the seed decides (a "lottery") is legitimate
+there, and the audit would expel it. The sandbox and the controller's bounds still hold for it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,15 @@ import anyio
 from spade_async.sandbox.errors import SandboxError
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import PLAY_SEEDS, Promise, meaningless_action, wins
+
+
+USER_ORIGINS = frozenset({"seed", "injected"})
+"""Origins of environments whose code the user supplied (never audited)."""
+
+
+def audited(origin: str) -> bool:
+    """Whether a live environment of this origin gets an audit play each step."""
+    return origin not in USER_ORIGINS
 
 
 async def audit_play(pool: SandboxPool, source: str, promise: Promise | None, *, rng: random.Random,

@@ -60,3 +60,19 @@ async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path
         assert played[:2] == [(created,), (created + 1,)], played
     metrics = rows(db, "SELECT metrics FROM steps WHERE step = 3")[0][0]
     assert json.loads(metrics)["audit_retired"] == 1.0, metrics  # cumulative, like stale_dropped: the one catch
+
+
+async def test_the_users_own_environments_are_not_audited(tmp_path: Path) -> None:
+    """A fixed pool is the user's code: the same cheater there (to the audit, a game any action
+    wins once calls come paced) is played and trained on, never expelled. Seed games of chance
+    (a lottery whose outcome the seed decides) must stay playable for the same reason."""
+    cfg = make_config(tmp_path, mode="fixed", plays=3, hinted_plays=0)
+    (Path(cfg.selfplay.fixed_pool or "") / "cheat.py").write_text(hostile("dishonest_timing"))
+    engine = ScriptedEngine(latency_s=0.5, policies={"agent": heads_if_hinted})
+    async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        assert await pipeline.run(sync=True) == 4
+    db = tmp_path / "run" / "run.sqlite"
+    assert not rows(db, "SELECT message FROM events WHERE message LIKE '%play audit%'")
+    (cheat_id,), = rows(db, "SELECT id FROM environments WHERE code LIKE '%TimingTeller%'")
+    assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] > 0
+    assert all(m["audit_retired"] == 0.0 for m in (json.loads(t) for (t,) in rows(db, "SELECT metrics FROM steps")))

@@ -181,3 +181,10 @@ def test_state_round_trips_exactly() -> None:
     assert again.live[0].plain == {0: [1.0, 0.0]} and again.live[0].errors == 1
     assert again.rng.random() == cur.rng.random()
     assert again.generation == cur.generation
+
+
+def test_only_model_written_environments_are_audited() -> None:
+    from spade_async.selfplay.audit import audited
+
+    assert audited("fresh") and audited("mutation")
+    assert not audited("seed") and not audited("injected")
