@@ -36,7 +36,6 @@ from spade_async.sandbox.errors import SandboxError
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.validate import PLAY_SEEDS, Promise, meaningless_action, wins
 
-
 USER_ORIGINS = frozenset({"seed", "injected"})
 """Origins of environments whose code the user supplied (never audited)."""
 
