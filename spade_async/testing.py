@@ -23,6 +23,27 @@ import anyio
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.samples import TrainSample
 
+LOTTERY_ENV = '''SKILL = "Causal Inference"
+HINT = "Any move ends the game; the outcome was drawn at reset."
+DESCRIPTION = "A lottery: the outcome is fixed by the seed."
+
+
+class Lottery(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.win = self.rng.random() < 0.5
+        return "Say anything in \\\\boxed{...}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        return ("You won." if self.win else "You lost."), (1.0 if self.win else 0.0), True, False, {}
+'''
+"""A game of chance whose outcome the seed alone decides: every group of plays has GRPO signal
+whatever the policy (kill/resume, in-loop eval and vLLM checks). A user-supplied pool game: the
+play audit, which would expel it, audits only model-written code."""
+
 COIN_ENV = '''SKILL = "Pattern Recognition"
 HINT = "The coin is weighted: it lands heads seven times in ten. Always call heads."
 DESCRIPTION = "Call a weighted coin flip."

@@ -34,26 +34,11 @@ from typing import Any
 import pytest
 
 from spade_async.engine.reaper import descendants, is_alive, kill_tree
+from spade_async.testing import LOTTERY_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_STEPS = 3
-LOTTERY = '''SKILL = "Causal Inference"
-HINT = "Any move ends the game; the outcome was drawn at reset."
-DESCRIPTION = "A lottery: the outcome is fixed by the seed."
-
-
-class Lottery(GameEnv):
-    max_turns = 2
-
-    def reset(self, seed=None):
-        self.seed_rng(seed)
-        self.win = self.rng.random() < 0.5
-        return "Say anything in \\\\boxed{...}.", {}
-
-    def step(self, action):
-        self.turn += 1
-        return ("You won." if self.win else "You lost."), (1.0 if self.win else 0.0), True, False, {}
-'''
+LOTTERY = LOTTERY_ENV
 """A memory pool whose outcome depends on the seed only: every group has GRPO signal, so
 every step trains a new adapter (a 135M model's wins on the real seeds are too rare for a
 3-step check; the designer still runs on the preset's prompts)."""

@@ -18,26 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from spade_async.testing import LOTTERY_ENV
+
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
-LOTTERY = '''SKILL = "Causal Inference"
-HINT = "Any move ends the game; the outcome was drawn at reset."
-DESCRIPTION = "A lottery: the outcome is fixed by the seed."
-
-
-class Lottery(GameEnv):
-    max_turns = 2
-
-    def reset(self, seed=None):
-        self.seed_rng(seed)
-        self.win = self.rng.random() < 0.5
-        return "Say anything in \\\\boxed{...}.", {}
-
-    def step(self, action):
-        self.turn += 1
-        return ("You won." if self.win else "You lost."), (1.0 if self.win else 0.0), True, False, {}
-'''
+LOTTERY = LOTTERY_ENV
 
 
 def overrides(run_dir: Path, pool: Path, model: Path) -> list[str]:
