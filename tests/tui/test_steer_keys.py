@@ -43,6 +43,14 @@ def env_ids(db: Path, where: str) -> list[str]:
         return [r[0] for r in conn.execute(f"SELECT id FROM environments WHERE {where} ORDER BY id")]
 
 
+def live_envs(run_dir: Path) -> list[Any]:
+    """The live set the run continues with: the last checkpoint's (a finished run stores its last
+    generation as 'retired' once it is scored; resuming restores it as live)."""
+    from spade_async.checkpoint import read_checkpoint
+
+    return list(read_checkpoint(run_dir / "checkpoints" / "step_2")["snapshot"]["curriculum"]["live"])
+
+
 async def select(app: RecordingApp, pilot: Any, env_id: str) -> None:
     await pilot.press("2")
     table = app.query_one("#env-table", EnvTable)
@@ -63,8 +71,9 @@ async def fill(app: RecordingApp, pilot: Any, **values: str) -> None:
 
 async def test_each_key_queues_its_request_and_the_run_applies_them(run_dir: Path, tmp_path: Path) -> None:
     db = run_dir / "run.sqlite"
-    designed, broken = env_ids(db, "origin != 'seed' AND valid = 1")[0], env_ids(db, "status = 'invalid'")[0]
-    other = next(i for i in env_ids(db, "status = 'active'") if i != designed)
+    live = live_envs(run_dir)
+    designed, broken = next(e.env_id for e in live if e.design is not None), env_ids(db, "status = 'invalid'")[0]
+    other = next(e.env_id for e in live if e.env_id != designed)
     mine = tmp_path / "mine.py"
     mine.write_text(INJECTED_ENV)
     app = make_app(db)
@@ -121,7 +130,7 @@ async def test_each_key_queues_its_request_and_the_run_applies_them(run_dir: Pat
 
 async def test_the_owning_tui_signs_as_owner_and_k_toggles_a_pin(run_dir: Path) -> None:
     db = run_dir / "run.sqlite"
-    target = env_ids(db, "status = 'active'")[0]
+    target = live_envs(run_dir)[0].env_id
     app = make_app(db, controller=FakeController())
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
