@@ -33,7 +33,7 @@ from spade_async.sandbox.errors import (
     SandboxError,
 )
 from spade_async.sandbox.isolation import LEVELS, IsolationReport
-from spade_async.sandbox.pool import StepResult
+from spade_async.sandbox.pool import StepResult, check_source
 
 log = logging.getLogger(__name__)
 
@@ -230,11 +230,7 @@ class RemoteSandboxPool:
         return min(live, key=lambda m: m.open)
 
     def _check_source(self, source: str) -> None:
-        if not isinstance(source, str):
-            raise SandboxError(f"env source must be a str, got {type(source).__name__}")
-        size = len(source.encode("utf-8", "surrogatepass"))
-        if size > self.cfg.max_source_bytes:
-            raise SandboxError(f"env source is {size} bytes, above the {self.cfg.max_source_bytes}-byte limit")
+        check_source(source, self.cfg.max_source_bytes)
 
     async def open(self, source: str) -> RemoteEnv:
         """A fresh child running ``source``'s env class on the least busy remote pool."""

@@ -348,6 +348,16 @@ def _owner_is_gone(folder: str, owner: str) -> bool:
     return True
 
 
+def check_source(source: str, max_bytes: int) -> None:
+    """Refuse env source that is not text or is over ``sandbox.max_source_bytes`` (before any
+    child is spent on it; the remote pools apply the same rule on the driver)."""
+    if not isinstance(source, str):
+        raise SandboxError(f"env source must be a str, got {type(source).__name__}")
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise SandboxError(f"env source is {size} bytes, above the {max_bytes}-byte limit")
+
+
 def _sweep_stale_base_dirs() -> None:
     """Delete folders left by trainers that were killed (nobody holds their owner lock)."""
     root = tempfile.gettempdir()
@@ -548,11 +558,7 @@ class SandboxPool:
         return dict(reply.static)
 
     def _check_source(self, source: str) -> None:
-        if not isinstance(source, str):
-            raise SandboxError(f"env source must be a str, got {type(source).__name__}")
-        size = len(source.encode("utf-8", "surrogatepass"))
-        if size > self.cfg.max_source_bytes:
-            raise SandboxError(f"env source is {size} bytes, above the {self.cfg.max_source_bytes}-byte limit")
+        check_source(source, self.cfg.max_source_bytes)
 
     async def _server_reap(self, spawned: Spawned) -> int | None:
         server = spawned.server

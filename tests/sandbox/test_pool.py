@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from spade_async.config import SandboxConfig
-from spade_async.sandbox.errors import EnvCrashed, EnvProtocolError, IsolationTooLow
+from spade_async.sandbox.errors import EnvCrashed, EnvProtocolError, IsolationTooLow, SandboxError
 from spade_async.sandbox.pool import SandboxPool, StepResult
 from tests.sandbox.conftest import TEST_CFG, alive, benign
 
@@ -145,3 +145,10 @@ async def test_lower_minimum_runs_with_fewer_layers() -> None:
         assert "seccomp" in pool.isolation.missing and "namespaces" in pool.isolation.missing
         async with await pool.open(benign()) as env:
             assert (await env.reset(0))[0].startswith("Guess")
+
+
+async def test_oversized_or_non_text_source_is_refused_before_a_child_is_spent(pool: SandboxPool) -> None:
+    with pytest.raises(SandboxError, match="above the"):
+        await pool.open("#" * (pool.cfg.max_source_bytes + 1))
+    with pytest.raises(SandboxError, match="must be a str"):
+        await pool.inspect(b"class E: pass")  # type: ignore[arg-type]
