@@ -31,8 +31,11 @@ import pytest
 from spade_async.config import Config
 from spade_async.launch import open_run
 from spade_async.selfplay.curriculum import Retired
-from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
+from spade_async.testing import COIN_ENV, ScriptedLearner
 from tests.integration.test_tool_use_pipeline import VAULT_ENV, vault_agent
+from tests.sandbox.test_hostile_controller import (
+    TemplateEngine,  # renders tools recursively, like Jinja
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -93,27 +96,6 @@ def _hostile_reset(self, seed=None):
 
 HostileVault.reset = _hostile_reset
 '''
-
-
-class TemplateEngine(ScriptedEngine):
-    """The scripted engine, with tools rendered recursively (two frames per level) like Jinja."""
-
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
-        text = super().chat_text(messages, add_generation_prompt, enable_thinking)
-        return text if tools is None else _render(tools) + text
-
-
-def _render(value: Any) -> str:
-    if isinstance(value, dict):
-        return "{" + ",".join(_pair(k, v) for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_render(v) for v in value) + "]"
-    return json.dumps(value)
-
-
-def _pair(key: str, value: Any) -> str:
-    return json.dumps(key) + ":" + _render(value)
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
