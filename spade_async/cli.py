@@ -5,6 +5,8 @@ bad environment file, missing run) into one clear line and an exit status, and h
 to the library. A traceback reaching the user is a bug. Each command catches its own known
 errors: config errors here (exit 2), run errors in ``launch.launch_run`` (and the TUI's
 ``tui.run``), which also write an unexpected error's traceback to ``run_dir/error.log``.
+Click's own usage errors (unknown option, missing argument, bad value, unknown command) are
+turned into the same one-line style once, by the top-level group (commands/usage.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from spade_async.commands.model_cmd import setup_model
 from spade_async.commands.presets_cmd import config_list, init
 from spade_async.commands.report_cmd import report
 from spade_async.commands.steer_cmd import steer
+from spade_async.commands.usage import one_line_usage_errors
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.presets import resolve_config
 from spade_async.quiet import VERBOSE_ENV, quiet_libraries, verbose_requested
@@ -66,13 +69,23 @@ def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
 
 class _Cli(click.Group):
     """The command group; ``--verbose`` may also be written after the subcommand
-    (``spade-async eval runs/a --verbose``): it is moved in front, where the group reads it."""
+    (``spade-async eval runs/a --verbose``): it is moved in front, where the group reads it.
+    Click's usage errors of every command print one line (commands/usage.py)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         end = args.index("--") if "--" in args else len(args)
         if "--verbose" in args[1:end]:
             args = ["--verbose", *(a for i, a in enumerate(args) if not (a == "--verbose" and i < end))]
-        return super().parse_args(ctx, args)
+        ctx.meta[_ARGV] = args
+        with one_line_usage_errors(ctx, args):
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        with one_line_usage_errors(ctx, [a for a in ctx.meta.get(_ARGV, ()) if a != "--verbose"]):
+            return super().invoke(ctx)
+
+
+_ARGV = "spade_async.argv"
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
