@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_async.steps import shown_eval_row
+
 from .db import open_for_polling
 
 
@@ -245,7 +247,7 @@ class RunReader:
             return []
         if rows:
             self._last_eval_id = int(rows[-1]["id"])
-        return [dict(r) for r in rows]
+        return [shown_eval_row(r) for r in rows]  # an old run's labels in today's step numbering
 
     def _rewound(self, conn: sqlite3.Connection, run_id: int) -> bool:
         """True when rows already shown may have been deleted or rewritten.

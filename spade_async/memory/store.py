@@ -48,6 +48,7 @@ from spade_async.memory.records import (
     env_id_for,
 )
 from spade_async.memory.schema import MIGRATIONS
+from spade_async.steps import shown_eval_row
 
 __all__ = ["Store", "StoreError", "env_id_for"]
 
@@ -670,9 +671,10 @@ class Store:
             )
 
     async def evals(self) -> list[dict[str, Any]]:
-        """Every evaluation row of this file, oldest first."""
+        """Every evaluation row of this file, oldest first, step labels as a user reads them
+        (an old run's too: spade_async.steps.shown_eval_row)."""
         rows = await self._fetchall("SELECT * FROM evals ORDER BY id")
-        return [dict(r) for r in rows]
+        return [shown_eval_row(r) for r in rows]
 
     # ---------------------------------------------------------------- steering (spade_async.selfplay.steering)
 

@@ -18,6 +18,7 @@ from typing import Any
 from spade_async.designer_status import DesignerTally, read_tally
 from spade_async.memory.readonly import open_readonly
 from spade_async.selfplay.steering import ActionRow, read_actions
+from spade_async.steps import shown_eval_row
 
 
 @dataclass
@@ -90,7 +91,7 @@ def read_run(db: Path) -> RunData:
         data.checkpoints = [int(r[0]) for r in conn.execute("SELECT step FROM checkpoints ORDER BY step")]
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "evals" in tables:
-            data.evals = [dict(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
+            data.evals = [shown_eval_row(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
         data.steering = read_actions(conn)
     finally:
         conn.close()
