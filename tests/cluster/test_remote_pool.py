@@ -121,12 +121,17 @@ async def test_a_lost_pool_is_restarted_refused_below_isolation_and_bounded(ray_
         with pytest.raises(EnvCrashed, match="was lost"):  # in-flight work is an error, as before
             await doomed.step("\\boxed{heads}")
         assert pool.restarts == 1 and pool.restarting == 1
-        await settled(pool)
+        with anyio.fail_after(90):  # Ray starts it in the background; nothing here polls the pool
+            while True:
+                if pool._pending[0].started.done():
+                    break
+                await anyio.sleep(0.2)
+        assert pool.members[first.index] is first  # not taken in until the pool looks
+        envs = [await play_one(pool), await play_one(pool)]  # open looks: new envs reach the replacement
         replacement = pool.members[first.index]
         assert replacement is not first and replacement.lost is None and pool.live_pools == 2
-        assert "restarted as remote sandbox pool" in pool.events[-1] and "restart 1 of at most 2" in pool.events[-1]
-        envs = [await play_one(pool), await play_one(pool)]  # new envs reach the replacement
         assert any(e._member is replacement for e in envs)
+        assert "restarted as remote sandbox pool" in pool.events[-1] and "restart 1 of at most 2" in pool.events[-1]
         on_replacement = next(e for e in envs if e._member is replacement)
 
         # The next replacement lands on a node below min_isolation: it refuses, the pool stays lost.
@@ -152,3 +157,16 @@ async def test_a_lost_pool_is_restarted_refused_below_isolation_and_bounded(ray_
         with pytest.raises(SandboxError, match="every remote sandbox pool was lost"):
             await pool.open(COIN_ENV)
     assert wait_cpus(2.0) == 2.0  # the replacements ended with the pool
+
+
+async def test_closing_the_pool_ends_a_replacement_still_starting(ray_cluster: object) -> None:
+    import ray
+
+    async with await RemoteSandboxPool.start(SANDBOX, CLUSTER) as pool:
+        env = await pool.open(COIN_ENV)
+        ray.kill(env._member.actor, no_restart=True)
+        with pytest.raises(EnvCrashed):
+            await env.reset(0)
+        assert pool.restarting == 1  # asked for, not looked at yet
+    assert pool.restarting == 0
+    assert wait_cpus(2.0) == 2.0  # the replacement's CPU is free: it was killed, not left behind
