@@ -1,13 +1,20 @@
-"""Cluster benchmark: environment steps/s with 1, 2, 4 remote sandbox pools (Ray actors) in
-the same run, and the round trip of one remote step against one local step.
+"""Cluster benchmark: environment steps/s with 1, 2, 4 remote sandbox pools (Ray actors), each
+on a simulated node of its own, against the local pool in the same run; and the round trip
+of one remote step against one local step.
 
-Why these figures: a remote pool is worth having when more pools give more steps/s (each
-pool is one process whose event loop drives its children, so a node's pools add up until its
-cores run out) and when the extra hop (driver -> actor -> child and back) stays small next to
-a turn of generation. The baseline is the local pool, measured in the same run on the same
-scripted environment. Everything runs on this machine: the "nodes" are Ray actors on one
-private cluster, so the scaling shown is bounded by this machine's cores (say the load).
-Run: ``python benchmarks/cluster.py`` (needs the ray extra).
+Two workloads, because they scale for different reasons:
+
+- ``cpu``: every step burns arithmetic. On one machine the simulated nodes share its cores,
+  so pools cannot add throughput here (the row is kept because it is the honest figure for
+  this machine); CPU-bound growth needs nodes with cores of their own.
+- ``wait``: every step waits (``time.sleep``, like an env that calls a slow tool) and each
+  pool has a bounded capacity, ``--children`` env children (``sandbox.max_children``), as a
+  real node has. Throughput then grows with pools because each pool adds capacity, not CPU;
+  the ideal is ``pools x children / wait`` steps/s, printed beside the measured figure.
+
+The nodes are Ray's own cluster utilities (``ray.cluster_utils.Cluster``, one CPU per node,
+so a 1-CPU pool lands alone on each); everything runs on this machine (say the load).
+Run: ``python benchmarks/cluster.py`` (needs the ray extra; about 2-3 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import anyio
 
 from spade_async.config import ClusterConfig, SandboxConfig
 
-ENV = '''
+CPU_ENV = '''
 class Counter(GameEnv):
     """Scripted: every step burns WORK iterations of arithmetic, then counts; never ends early."""
     WORK = {work}
@@ -38,6 +45,26 @@ class Counter(GameEnv):
         self.n += 1
         return f"n={{self.n}} acc={{acc % 7}}", 0.0, False, False, {{}}
 '''
+
+WAIT_ENV = '''
+import time
+
+
+class Waiter(GameEnv):
+    """Scripted: every step waits WAIT_S (a slow tool, a remote call), then counts."""
+    WAIT_S = {wait_s}
+
+    def reset(self, seed=None):
+        self.n = 0
+        return "wait", {{}}
+
+    def step(self, action):
+        time.sleep(self.WAIT_S)
+        self.n += 1
+        return f"n={{self.n}}", 0.0, False, False, {{}}
+'''
+
+MIB = 1024 * 1024
 
 
 async def episodes(pool: Any, source: str, count: int, steps: int, concurrency: int) -> float:
@@ -69,47 +96,85 @@ async def round_trip_ms(pool: Any, source: str, n: int) -> float:
     return statistics.median(times)
 
 
-async def main(args: argparse.Namespace) -> None:
+async def wait_cpus(expected: float) -> None:
+    """Until Ray has released the actors' CPUs (released asynchronously; at most a minute)."""
     import ray
 
+    for _ in range(300):
+        if ray.available_resources().get("CPU", 0) >= expected:
+            return
+        await anyio.sleep(0.2)
+
+
+async def workload(title: str, source: str, sandbox: SandboxConfig, pools: list[int], args: argparse.Namespace,
+                   concurrency: int, ideal: float | None) -> None:
     from spade_async.cluster.pool import RemoteSandboxPool
     from spade_async.sandbox.pool import SandboxPool
 
-    source = ENV.format(work=args.work)
-    sandbox = SandboxConfig(max_children=args.concurrency, warm_children=2)
-    print(f"load: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores; {args.episodes} episodes x {args.steps} steps, "
-          f"{args.concurrency} at once, {args.work} work iterations per step")
+    print(f"\n{title}: {args.episodes} episodes x {args.steps} steps, {concurrency} offered at once, "
+          f"sandbox.max_children = {sandbox.max_children} per pool")
+    ideal_col = "" if ideal is None else "  ideal steps/s"
+    print(f"{'':<18} {'steps/s':>9}{ideal_col}  step round trip p50")
+
+    def row(label: str, sps: float, rt: float, capacity: int, extra: str = "") -> None:
+        ideal_txt = "" if ideal is None else f"  {capacity * ideal:13.0f}"
+        print(f"{label:<18} {sps:9.0f}{ideal_txt}  {rt:8.2f} ms{extra}")
+
     async with await SandboxPool.start(sandbox) as local:
         await episodes(local, source, 2, 2, 2)  # warm-up
         local_rt = await round_trip_ms(local, source, args.round_trips)
-        local_sps = await episodes(local, source, args.episodes, args.steps, args.concurrency)
-    print(f"{'local pool':<22} {local_sps:9.0f} steps/s   step round trip p50 {local_rt:7.3f} ms")
+        local_sps = await episodes(local, source, args.episodes, args.steps, concurrency)
+    row("local pool", local_sps, local_rt, 1)
+    for n in pools:
+        cluster = ClusterConfig(enabled=True, sandbox_pools=n, pool_cpus=1.0, restart_lost_pools=False)
+        async with await RemoteSandboxPool.start(sandbox, cluster) as remote:
+            await episodes(remote, source, 2 * n, 2, 2 * n)  # warm-up: every pool
+            rt = await round_trip_ms(remote, source, args.round_trips)
+            sps = await episodes(remote, source, args.episodes, args.steps, concurrency)
+        row(f"{n} remote pool(s)", sps, rt, n,
+            f"   {sps / local_sps:.2f}x local, +{rt - local_rt:.2f} ms per step")
+        await wait_cpus(max(pools))
+
+
+async def main(args: argparse.Namespace) -> None:
+    import ray
+    from ray.cluster_utils import Cluster
+
     pools = [int(p) for p in args.pools.split(",")]
-    ray.init(num_cpus=max(pools), include_dashboard=False, object_store_memory=100 * 1024 * 1024,
-             log_to_driver=False, configure_logging=False)
+    t0 = time.perf_counter()
+    node: dict[str, Any] = {"num_cpus": 1, "object_store_memory": 80 * MIB}
+    cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
+    for _ in range(max(pools) - 1):
+        cluster.add_node(**node)
+    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    print(f"load: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores; "
+          f"{max(pools)} simulated Ray nodes of 1 CPU each (started in {time.perf_counter() - t0:.0f} s)")
     try:
-        for n in pools:
-            cluster = ClusterConfig(enabled=True, sandbox_pools=n, pool_cpus=1.0)
-            async with await RemoteSandboxPool.start(sandbox, cluster) as remote:
-                await episodes(remote, source, 2 * n, 2, 2 * n)  # warm-up: every pool
-                rt = await round_trip_ms(remote, source, args.round_trips)
-                sps = await episodes(remote, source, args.episodes, args.steps, args.concurrency)
-            print(f"{f'{n} remote pool(s)':<22} {sps:9.0f} steps/s   step round trip p50 {rt:7.3f} ms   "
-                  f"({sps / local_sps:.2f}x local throughput, +{rt - local_rt:.3f} ms per step)")
-            for _ in range(300):  # until Ray has released the actors' CPUs (at most a minute)
-                if ray.available_resources().get("CPU", 0) >= max(pools):
-                    break
-                await anyio.sleep(0.2)
+        if "cpu" in args.workloads:
+            await workload(f"cpu-bound ({args.work} arithmetic iterations per step)", CPU_ENV.format(work=args.work),
+                           SandboxConfig(max_children=args.concurrency, warm_children=2), pools, args,
+                           args.concurrency, None)
+        if "wait" in args.workloads:
+            wait_s = args.wait_ms / 1000
+            await workload(f"waiting ({args.wait_ms:g} ms sleep per step)", WAIT_ENV.format(wait_s=wait_s),
+                           SandboxConfig(max_children=args.children, warm_children=min(args.children, 4)), pools, args,
+                           args.children * max(pools), args.children / wait_s)
     finally:
         ray.shutdown()
+        cluster.shutdown()
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pools", default="1,2,4", help="remote pool counts to measure, in one run")
+    parser.add_argument("--workloads", default="cpu,wait", help="cpu, wait or both")
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--concurrency", type=int, default=16, help="episodes in flight at once")
-    parser.add_argument("--work", type=int, default=20000, help="arithmetic iterations per env step (env CPU)")
+    parser.add_argument("--concurrency", type=int, default=16, help="cpu workload: episodes in flight at once")
+    parser.add_argument("--work", type=int, default=20000, help="cpu workload: arithmetic iterations per step")
+    parser.add_argument("--wait-ms", type=float, default=20.0, help="wait workload: sleep per step (ms)")
+    parser.add_argument("--children", type=int, default=4,
+                        help="wait workload: sandbox.max_children per pool (and of the local pool)")
     parser.add_argument("--round-trips", type=int, default=50)
     anyio.run(main, parser.parse_args())

@@ -417,6 +417,14 @@ class ClusterConfig(Section):
     """`address = "local"` only: size of the private cluster's object store (MiB)."""
     start_timeout_s: float = Field(default=120.0, gt=0.0)
     """Most seconds for every sandbox pool actor to be placed and started (its isolation probed)."""
+    restart_lost_pools: bool = True
+    """Start a replacement actor when a sandbox pool is lost (same options, its node's isolation
+    probed again: below `sandbox.min_isolation` it refuses and the pool stays lost). It runs in
+    the background; new envs use it once it answers. The lost pool's in-flight episodes are
+    still counted as errors (an env's state cannot move to another node)."""
+    max_pool_restarts: int = Field(default=4, ge=0)
+    """Most replacement actors started per run, over all pools (a refused start counts too);
+    past it a lost pool stays lost."""
 
 
 class Config(Section):

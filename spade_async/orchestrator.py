@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import anyio
 
 from spade_async.adapters import prune_adapters
+from spade_async.cluster.status import record_cluster_status
 from spade_async.config import Config
 from spade_async.corpus import Corpus
 from spade_async.engine.base import Engine, Sampling
@@ -272,6 +273,7 @@ class Pipeline:
         t_play = time.perf_counter() - t0 - t_design
         samples, play_metrics = await self._score_plays(step, played)
         metrics.update(play_metrics)
+        metrics.update(await record_cluster_status(step, self.pool, self.engine, self.store))
         samples += self._pending_designer
         if self._pending_designer:
             metrics["designer_reward_mean"] = statistics.fmean(s.reward for s in self._pending_designer)

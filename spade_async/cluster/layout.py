@@ -28,4 +28,7 @@ def describe_cluster(cfg: Config, engine_lines: list[str]) -> list[str]:
         f"sandbox: each pool probes its node at start and refuses below min_isolation = {sb.min_isolation!r}",
         f"sandbox: up to {cc.sandbox_pools * sb.max_children} env children in all; "
         f"the run plays at most {sb.max_children} episodes at once (sandbox.max_children)",
+        (f"sandbox: a lost pool is restarted in the background (at most {cc.max_pool_restarts} restarts per run); "
+         "its in-flight episodes count as errors" if cc.restart_lost_pools else
+         "sandbox: a lost pool is not restarted (cluster.restart_lost_pools = false); its in-flight episodes count as errors"),
     ]

@@ -12,11 +12,22 @@ Why a lost pool costs only its in-flight work: when an actor dies (its node, its
 :class:`EnvCrashed`, exactly what a crashed local env raises, so the episode is counted as a
 sandbox error; the pool is marked lost, an event says so, and later envs open on the pools
 that remain. With none left, opening raises :class:`SandboxError`.
+
+Why restarts are polled, not awaited by a task of ours: with ``cluster.restart_lost_pools``
+a lost pool gets a replacement actor, up to ``cluster.max_pool_restarts`` per run. Ray places
+and starts it in the background by itself (the start call is an object ref); the driver only
+looks, without blocking, whether it has answered (:meth:`RemoteSandboxPool.poll`, run before
+every open and by the run's per-step status). So no task of ours outlives a call, Ctrl-C has
+nothing to cancel, and ``aclose`` kills a replacement still starting like any other actor.
+A replacement that refuses (its node below ``sandbox.min_isolation``), dies, or is not placed
+within ``cluster.start_timeout_s`` is killed and the pool stays lost, with the reason.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +55,8 @@ SLACK_S = 60.0
 (a node that stopped answering; the local limits already bound the env itself)."""
 ACTOR_CONCURRENCY = 1000
 """Calls an actor serves at once (each env call is a short await on the node's own pool)."""
+WAIT_POLL_S = 0.2
+"""How often ``open`` looks for a replacement while every pool is lost and one is starting."""
 
 
 @dataclass
@@ -60,6 +73,26 @@ class Member:
     @property
     def name(self) -> str:
         return f"remote sandbox pool {self.index} (node {self.node}, pid {self.pid})"
+
+
+@dataclass
+class Pending:
+    """A replacement actor for the lost pool at ``index``, being placed and started by Ray."""
+
+    index: int
+    lost: Member
+    actor: Any
+    started: concurrent.futures.Future[dict[str, Any]]
+    since: float
+
+
+def _kill(actor: Any) -> None:
+    import ray
+
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # already gone
+        pass
 
 
 def _raise(outcome: dict[str, Any]) -> Any:
@@ -134,14 +167,23 @@ class RemoteEnv:
 class RemoteSandboxPool:
     """Remote pools behind the local pool's interface. Start with ``await RemoteSandboxPool.start(...)``."""
 
-    def __init__(self, cfg: SandboxConfig, cluster: ClusterConfig, members: list[Member], owns_ray: bool) -> None:
+    def __init__(self, cfg: SandboxConfig, cluster: ClusterConfig, members: list[Member], owns_ray: bool, *,
+                 actor_class: Any = None, disable: frozenset[str] = frozenset()) -> None:
         self.cfg = cfg
         self.cluster = cluster
         self.members = members
+        """One per configured pool; a restarted pool's replacement takes its place (same index)."""
         self._owns_ray = owns_ray
+        self._actor_class = actor_class
+        """The ``ray.remote`` class with the start's options (replacements get the same)."""
+        self._disable = disable
+        self._pending: list[Pending] = []
+        self._closing = False
+        self._reports: list[dict[str, Any]] = []
         self.events: list[str] = []
-        """Pools lost during the run (and why)."""
+        """Pools lost, restarted or not restarted during the run (and why), in order."""
         self.restarts = 0
+        """Replacement actors started so far (at most ``cluster.max_pool_restarts``)."""
         self.isolation = IsolationReport(layers={})
         self.warnings: list[str] = []
         """What the remote pools warned about at start (e.g. a node's memory budget), per node."""
@@ -162,7 +204,7 @@ class RemoteSandboxPool:
         remote = ray.remote(PoolActor).options(num_cpus=cluster.pool_cpus, scheduling_strategy="SPREAD",
                                                max_concurrency=ACTOR_CONCURRENCY, max_restarts=0)
         members = [Member(i, remote.remote()) for i in range(cluster.sandbox_pools)]
-        pool = cls(sandbox, cluster, members, owns)
+        pool = cls(sandbox, cluster, members, owns, actor_class=remote, disable=disable)
         try:
             refs = [m.actor.start.remote(sandbox.model_dump(), sorted(disable)) for m in members]
             with anyio.move_on_after(cluster.start_timeout_s) as scope:
@@ -175,7 +217,8 @@ class RemoteSandboxPool:
                 member.node, member.pid = outcome["node"], outcome["pid"]
                 if not outcome["ok"]:
                     raise ERRORS.get(outcome["kind"], SandboxError)(f"on node {member.node}: {outcome['message']}")
-            pool.isolation = _weakest([o["value"] for o in outcomes])
+            pool._reports = [o["value"] for o in outcomes]
+            pool.isolation = _weakest(pool._reports)
             pool.warnings = [f"node {o['node']}: {w}" for o in outcomes for w in o.get("warnings", [])]
         except BaseException:
             await pool.aclose()
@@ -192,19 +235,69 @@ class RemoteSandboxPool:
         """Envs open now (over every pool)."""
         return sum(m.open for m in self.members if m.lost is None)
 
+    def _note(self, event: str) -> None:
+        self.events.append(event)
+        log.warning("cluster: %s", event)
+
     def _lose(self, member: Member, why: str) -> None:
         if member.lost is not None:
             return
         member.lost = why
-        event = f"{member.name} lost ({why}); {self.live_pools} of {len(self.members)} left"
-        self.events.append(event)
-        log.warning("cluster: %s", event)
-        import ray
+        self._note(f"{member.name} lost ({why}); {self.live_pools} of {len(self.members)} left")
+        _kill(member.actor)  # an actor that stopped answering may still hold children: end it for sure
+        self._restart(member)
 
-        try:  # an actor that stopped answering may still hold children: end it for sure
-            ray.kill(member.actor, no_restart=True)
-        except Exception:  # already gone
-            pass
+    def _restart(self, lost: Member) -> None:
+        """Ask Ray for a replacement of ``lost``; it is placed and started in the background."""
+        cc = self.cluster
+        if not cc.restart_lost_pools or self._closing or self._actor_class is None:
+            return
+        if self.restarts >= cc.max_pool_restarts:
+            self._note(f"{lost.name} not restarted: cluster.max_pool_restarts = {cc.max_pool_restarts} reached")
+            return
+        self.restarts += 1
+        actor = self._actor_class.remote()
+        ref = actor.start.remote(self.cfg.model_dump(), sorted(self._disable))
+        self._pending.append(Pending(lost.index, lost, actor, ref.future(), time.monotonic()))
+
+    @property
+    def restarting(self) -> int:
+        """Replacements asked for that have not answered yet."""
+        return len(self._pending)
+
+    def poll(self) -> None:
+        """Take in the replacements that answered; give up on refused, dead or unplaced ones.
+        Never blocks."""
+        for p in list(self._pending):
+            if not p.started.done():
+                if time.monotonic() - p.since > self.cluster.start_timeout_s:
+                    self._pending.remove(p)
+                    _kill(p.actor)
+                    self._refused(p, f"its replacement was not placed within cluster.start_timeout_s = "
+                                     f"{self.cluster.start_timeout_s:g} s")
+                continue
+            self._pending.remove(p)
+            try:
+                outcome = p.started.result()
+            except Exception as exc:  # the replacement died before it answered
+                _kill(p.actor)
+                self._refused(p, f"its replacement failed ({type(exc).__name__})")
+                continue
+            if not outcome["ok"]:
+                _kill(p.actor)
+                self._refused(p, f"on node {outcome['node']}: {outcome['message']}")
+                continue
+            new = Member(p.index, p.actor, outcome["node"], outcome["pid"])
+            self.members[p.index] = new
+            self._reports.append(outcome["value"])
+            self.isolation = _weakest(self._reports)  # the record never overstates the run's isolation
+            self.warnings += [f"node {new.node}: {w}" for w in outcome.get("warnings", [])]
+            self._note(f"{p.lost.name} restarted as {new.name} (restart {self.restarts} of at most "
+                       f"{self.cluster.max_pool_restarts}); {self.live_pools} of {len(self.members)} live")
+
+    def _refused(self, p: Pending, why: str) -> None:
+        p.lost.lost = f"{p.lost.lost}; not restarted: {why}"
+        self._note(f"{p.lost.name} not restarted: {why}")
 
     async def _call(self, member: Member, method: str, limit_s: float, *args: Any) -> dict[str, Any]:
         """One remote call; a lost actor (or one silent past the limit) raises EnvCrashed."""
@@ -224,6 +317,7 @@ class RemoteSandboxPool:
         return outcome
 
     def _pick(self) -> Member:
+        self.poll()
         live = [m for m in self.members if m.lost is None]
         if not live:
             raise SandboxError(f"every remote sandbox pool was lost ({'; '.join(self.events)})")
@@ -235,7 +329,7 @@ class RemoteSandboxPool:
     async def open(self, source: str) -> RemoteEnv:
         """A fresh child running ``source``'s env class on the least busy remote pool."""
         self._check_source(source)
-        member = self._pick()
+        member = await self._pick_waiting()
         member.open += 1
         try:
             outcome = await self._call(member, "open", self.cfg.spawn_timeout_s, source)
@@ -248,14 +342,28 @@ class RemoteSandboxPool:
     async def inspect(self, source: str) -> dict[str, Any]:
         """Static facts about ``source``, from a child of a remote pool that only parses it."""
         self._check_source(source)
-        result: dict[str, Any] = _raise(await self._call(self._pick(), "inspect", self.cfg.spawn_timeout_s, source))
+        member = await self._pick_waiting()
+        result: dict[str, Any] = _raise(await self._call(member, "inspect", self.cfg.spawn_timeout_s, source))
         return result
+
+    async def _pick_waiting(self) -> Member:
+        """The least busy live pool; while every pool is lost and a replacement is starting,
+        wait for it (bounded by ``cluster.start_timeout_s``, after which it is given up)."""
+        self.poll()
+        while self._pending and not any(m.lost is None for m in self.members):
+            await anyio.sleep(WAIT_POLL_S)
+            self.poll()
+        return self._pick()
 
     async def aclose(self) -> None:
         """Stop every pool (its children, its fork-server), end the actors, leave the cluster
         when this run joined it."""
         import ray
 
+        self._closing = True  # no replacement is started from here on
+        pending, self._pending = self._pending, []
+        for p in pending:  # a replacement still starting: its fork-server dies with the actor
+            _kill(p.actor)
         with anyio.CancelScope(shield=True):
             refs = [m.actor.shutdown.remote() for m in self.members if m.lost is None]
             with anyio.move_on_after(self.cfg.spawn_timeout_s + 10):
@@ -265,10 +373,7 @@ class RemoteSandboxPool:
                     except ray.exceptions.RayError:
                         pass
             for member in self.members:
-                try:
-                    ray.kill(member.actor, no_restart=True)
-                except Exception:  # already gone
-                    pass
+                _kill(member.actor)
             disconnect(self._owns_ray)
 
     async def __aenter__(self) -> RemoteSandboxPool:

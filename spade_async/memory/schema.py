@@ -184,3 +184,12 @@ METRIC_KEYS: tuple[str, ...] = (
     "time_learn_s",
 )
 """Keys of ``steps.metrics`` (a JSON object); the TUI plots these. Absent keys mean 'not measured'."""
+
+CLUSTER_METRIC_KEYS: tuple[str, ...] = (
+    "cluster_pools_live",     # remote sandbox pools serving at the end of the step
+    "cluster_pools",          # remote sandbox pools configured
+    "cluster_replicas_live",  # remote engine replicas serving (only with a remote engine)
+    "cluster_replicas",       # remote engine replicas configured
+)
+"""Keys of ``steps.metrics`` written only by runs with ``[cluster]`` on (spade_async.cluster.status);
+the TUI shows them in its header when present."""

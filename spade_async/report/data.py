@@ -45,6 +45,8 @@ class RunData:
     """The designer's attempts, admissions and rejection reasons."""
     steering: list[ActionRow] = field(default_factory=list)
     """Steering requests (``steer_actions``), oldest first; empty for a database without them."""
+    cluster_events: list[tuple[int | None, str]] = field(default_factory=list)
+    """(1-based step, message) of the ``cluster`` events: remote pools or replicas lost, restarted."""
 
     def steered_steps(self) -> list[int]:
         """1-based steps at which at least one steering request took effect."""
@@ -93,6 +95,8 @@ def read_run(db: Path) -> RunData:
         if "evals" in tables:
             data.evals = [shown_eval_row(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
         data.steering = read_actions(conn)
+        data.cluster_events = [(None if r["step"] is None else int(r["step"]) + 1, str(r["message"])) for r in
+                               conn.execute("SELECT step, message FROM events WHERE kind = 'cluster' ORDER BY id")]
     finally:
         conn.close()
     return data

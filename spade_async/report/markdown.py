@@ -75,6 +75,7 @@ def summary(data: RunData, run_dir: Path) -> str:
         lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")
     lines.append("")
     lines += _steering(data)
+    lines += _cluster(data)
     for name, (_draw, title) in PLOTS.items():
         lines += [f"## {title}", ""]
         why = regret_not_measured(data) if name == "regret.png" else None
@@ -82,6 +83,27 @@ def summary(data: RunData, run_dir: Path) -> str:
             lines += [why[0].upper() + why[1:] + ".", ""]
         lines += [f"![{title}]({name})", ""]
     return "\n".join(lines)
+
+
+def _last(data: RunData, key: str) -> float | None:
+    values = [v for v in data.series(key) if not math.isnan(v)]
+    return values[-1] if values else None
+
+
+def _cluster(data: RunData) -> list[str]:
+    """A cluster run: pools (and replicas) live at the end, and every loss and restart."""
+    lines = []
+    for noun, key in (("remote sandbox pools", "cluster_pools"), ("remote engine replicas", "cluster_replicas")):
+        live, total = _last(data, f"{key}_live"), _last(data, key)
+        if live is not None and total is not None:
+            lines.append(f"- {noun} live at the last step: {live:.0f} of {total:.0f}")
+    if not lines and not data.cluster_events:
+        return []
+    lost = sum(" lost (" in m for _, m in data.cluster_events)
+    restarted = sum(" restarted as " in m for _, m in data.cluster_events)
+    lines.append(f"- losses: {lost}; restarts: {restarted}" if lost else "- losses: none")
+    lines += [f"- step {'-' if step is None else step}: {terminal_safe(m)}" for step, m in data.cluster_events]
+    return ["## Cluster", "", *lines, ""]
 
 
 def _designer(data: RunData) -> list[str]:

@@ -1,5 +1,7 @@
 """A short run with its sandbox pools remote on two simulated nodes; one pool is killed
-mid-step and the run finishes with every planned episode accounted for."""
+mid-step and the run finishes with every planned episode accounted for; the live count is
+in every step's metrics, the loss is a ``cluster`` event, and the report counts it. Restarts
+are off here so the count stays down (they are tested on the pool, test_remote_pool.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import pytest
 
 from spade_async.config import Config
 from spade_async.launch import open_run
+from spade_async.report.data import read_run
+from spade_async.report.markdown import summary
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner, coin_agent
 from tests.cluster.test_remote_pool import wait_cpus
 
@@ -32,7 +36,7 @@ def cluster_config(tmp_path: Path) -> Config:
                      "hinted_plays": 0, "max_turns": 2, "max_off_policy_steps": 1},
         "memory": {"embed_model": "hashing"},
         "sandbox": {"call_timeout_s": 2.0, "spawn_timeout_s": 5.0, "max_children": 8, "warm_children": 0},
-        "cluster": {"enabled": True, "sandbox_pools": 2, "pool_cpus": 1.0},
+        "cluster": {"enabled": True, "sandbox_pools": 2, "pool_cpus": 1.0, "restart_lost_pools": False},
     })
 
 
@@ -77,4 +81,10 @@ async def test_run_survives_a_killed_pool_and_accounts_for_every_episode(tmp_pat
     # The steps after the kill played everything on the pool that remains.
     last = rows(db, f"SELECT count(*) FROM episodes WHERE step = {STEPS - 1}")[0][0]
     assert last == ENVS * PLAYS
+    live = [(m["cluster_pools_live"], m["cluster_pools"]) for (m,) in
+            ((json.loads(m),) for (m,) in rows(db, "SELECT metrics FROM steps ORDER BY step"))]
+    assert live == [(2, 2), (1, 2), (1, 2)]  # killed in step 2
+    cluster = rows(db, "SELECT step, message FROM events WHERE kind = 'cluster'")
+    assert [(step, killed[0] in m and "lost" in m) for step, m in cluster] == [(1, True)]
+    assert "losses: 1; restarts: 0" in summary(read_run(db), db.parent)
     assert wait_cpus(2.0) == 2.0  # the run ended its actors

@@ -35,6 +35,7 @@ def test_config_show_cluster_says_what_goes_where() -> None:
     assert "Ray cluster at head:6379" in layout
     assert "sandbox: 3 remote pool(s)" in layout
     assert "run database" in layout and "this machine" in layout
+    assert "a lost pool is restarted in the background (at most 4 restarts per run)" in layout
     off = CliRunner().invoke(cli, ["config", "show", "tiny", "--cluster"], catch_exceptions=False).output
     assert "cluster off" in off.split("# cluster layout:")[1]
     assert "# cluster layout:" not in CliRunner().invoke(cli, ["config", "show", "tiny"]).output

@@ -27,6 +27,7 @@ _KIND_STYLE = {
     "info": "bold blue",
     "error": "bold white on red",
     "steer": "bold magenta",  # a steering action the run applied or refused (spade_async.selfplay.steering)
+    "cluster": "bold yellow",  # a remote pool or engine replica lost or restarted (spade_async.cluster.status)
 }
 
 

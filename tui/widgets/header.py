@@ -91,6 +91,23 @@ def render_header(
     line2.append("   stale dropped ")
     stale = latest(steps, "stale_dropped")
     line2.append("—" if stale is None else str(int(stale)), style="bold")
+    cluster, short = cluster_text(steps)
+    if cluster:
+        line2.append("   cluster: ")
+        line2.append(cluster, style="bold red" if short else "bold")
     if waiting:
         line2.append(f"   ({terminal_safe(waiting)})", style="italic red")
     return Text("\n").join([line1, line2])
+
+
+def cluster_text(steps: Sequence[StepRow]) -> tuple[str, bool]:
+    """"1/2 pools live" (and ", 2/2 replicas live") from a cluster run's newest metrics, and
+    whether any is short; empty for a run on one box (it records no cluster metrics)."""
+    parts, short = [], False
+    for noun, live_key, total_key in (("pools", "cluster_pools_live", "cluster_pools"),
+                                      ("replicas", "cluster_replicas_live", "cluster_replicas")):
+        live, total = latest(steps, live_key), latest(steps, total_key)
+        if live is not None and total is not None:
+            parts.append(f"{int(live)}/{int(total)} {noun} live")
+            short = short or live < total
+    return ", ".join(parts), short
