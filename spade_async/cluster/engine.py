@@ -252,8 +252,9 @@ class RemoteEngine(TokenizerHelpers):
         pending = list(range(len(requests)))
         while pending:
             failed: list[int] = []
+            plan = self._route(requests, pending)  # outside the task group: its error is raised as itself
             async with anyio.create_task_group() as tg:
-                for index, indices in self._route(requests, pending).items():
+                for index, indices in plan.items():
                     tg.start_soon(self._run, self.members[index], requests, indices, results, failed, errors)
             if errors:
                 raise errors[0]
