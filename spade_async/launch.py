@@ -266,6 +266,7 @@ async def open_run(
 
     report("probing the sandbox ...")
     pool = await start_sandbox(cfg, report)
+    builds_engine = engine is None
     try:
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
         for warning in pool.warnings:
@@ -326,6 +327,8 @@ async def open_run(
         finally:
             await store.aclose()
     finally:
+        if builds_engine and engine is not None and remote_engine(cfg):  # its actors, also when the start failed
+            await engine.aclose()  # after it was placed (idempotent: closed already when the run got going)
         await pool.aclose()
 
 

@@ -336,3 +336,9 @@ class RemoteEngine(TokenizerHelpers):
                 except Exception:  # already gone
                     pass
             disconnect(self._owns_ray)
+
+    async def __aenter__(self) -> RemoteEngine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

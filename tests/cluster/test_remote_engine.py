@@ -119,21 +119,30 @@ async def test_a_replica_that_misses_a_version_is_lost_not_served_stale(engine: 
     assert wait_cpus(1.5) == 1.5  # the stale replica's actor was killed (its half CPU is free)
 
 
-async def test_a_replica_killed_mid_generate_has_its_requests_retried(engine: RemoteEngine) -> None:
+async def test_a_replica_killed_mid_generate_has_its_requests_retried(engine: RemoteEngine,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import ray
 
     doomed = engine.replica_for(KEYS[0])
     batch = [request(i, key, new=48) for i, key in enumerate(KEYS)]
     on_doomed = sum(engine.replica_for(key) is doomed for key in KEYS)
     results: list[list[object]] = []
+    sent = anyio.Event()
+    call = engine._call
+
+    async def watched(member: object, method: str, *args: object) -> dict[str, object]:
+        if member is doomed and method == "generate":
+            sent.set()
+        return await call(member, method, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "_call", watched)
 
     async def go() -> None:
         results.append(list(await engine.generate(batch)))
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(go)
-        while doomed.busy == 0:  # the call is on its way to the doomed replica
-            await anyio.sleep(0.001)
+        await sent.wait()  # the call is on its way to the doomed replica
         ray.kill(doomed.actor, no_restart=True)
     (outs,) = results
     assert [o.prompt_ids for o in outs] == [r.prompt_ids for r in batch]  # every request completed, in order
