@@ -147,7 +147,11 @@ class RemoteEngine(TokenizerHelpers):
             engine.tokenizer = await anyio.to_thread.run_sync(
                 lambda: AutoTokenizer.from_pretrained(model_path, trust_remote_code=cfg.model.trust_remote_code))
             with anyio.move_on_after(cc.start_timeout_s) as scope:
-                outcomes = [await ref for ref in refs]
+                try:
+                    outcomes = [await ref for ref in refs]
+                except ray.exceptions.RayError as exc:  # a replica died while loading (its node, memory)
+                    raise ClusterError(f"an engine replica died while starting ({type(exc).__name__}: "
+                                       f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
             if scope.cancelled_caught:
                 gpus = f" and {cc.engine_gpus:g} GPU" if cc.engine_gpus else ""
                 raise ClusterError(f"the Ray cluster did not start {cc.engine_replicas} engine replica(s) of "
