@@ -398,9 +398,9 @@ class EvalConfig(Section):
 
 class ClusterConfig(Section):
     enabled: bool = False
-    """Run the sandbox pools as Ray actors on a Ray cluster (needs the `ray` extra). Off: one
-    box, and Ray is never imported. The learner, the engine and the run's database stay on
-    this machine either way (docs/cluster.md)."""
+    """Run the sandbox pools (and, with `engine_replicas`, the engine) as Ray actors on a Ray
+    cluster (needs the `ray` extra). Off: one box, and Ray is never imported. The learner and
+    the run's database stay on this machine either way (docs/cluster.md)."""
     address: str = "local"
     """Ray cluster to join: `auto` (the cluster this machine belongs to, `ray start` was run
     here), `local` (start a private one-machine cluster for this run and stop it at the end),
@@ -416,7 +416,8 @@ class ClusterConfig(Section):
     object_store_mib: int = Field(default=200, ge=80)
     """`address = "local"` only: size of the private cluster's object store (MiB)."""
     start_timeout_s: float = Field(default=120.0, gt=0.0)
-    """Most seconds for every sandbox pool actor to be placed and started (its isolation probed)."""
+    """Most seconds for every sandbox pool actor to be placed and started (its isolation probed),
+    and for every engine replica to be placed and to load its model."""
     restart_lost_pools: bool = True
     """Start a replacement actor when a sandbox pool is lost (same options, its node's isolation
     probed again: below `sandbox.min_isolation` it refuses and the pool stays lost). It runs in
@@ -425,6 +426,32 @@ class ClusterConfig(Section):
     max_pool_restarts: int = Field(default=4, ge=0)
     """Most replacement actors started per run, over all pools (a refused start counts too);
     past it a lost pool stays lost."""
+    engine_replicas: int = Field(default=0, ge=0)
+    """Engine replicas as Ray actors (each one of our engines, spread over the nodes); requests
+    of one environment (an episode's turns, a group's plays) stay on one replica. 0: the engine
+    stays on this machine, as on one box."""
+    engine_cpus: float = Field(default=1.0, gt=0.0)
+    """Ray CPUs reserved by each engine replica."""
+    engine_gpus: float = Field(default=0.0, ge=0.0)
+    """Ray GPUs reserved by each engine replica: 0 puts the replicas' engines on the CPU (the HF
+    engine, or vLLM's CPU build); 1 or more (a whole number) gives each replica its own GPU(s),
+    vLLM splitting them by `placement.tensor_parallel_size`; below 1 shares a GPU (vLLM then
+    takes that share of `placement.dedicated_memory_utilization`)."""
+    engine_timeout_s: float = Field(default=600.0, gt=0.0)
+    """Most seconds one call to an engine replica (a batch of generations, an adapter load) may
+    take; a replica silent for longer counts as lost and its requests go to the others."""
+    adapters: Literal["content", "shared_path"] = "content"
+    """How a new adapter reaches the engine replicas: `content` (its files' bytes, sent once
+    through Ray's object store, written to a private folder on each replica's node) or
+    `shared_path` (each replica reads the run's adapter folder itself: the run folder must be
+    on a filesystem every engine node mounts at the same path)."""
+
+    @model_validator(mode="after")
+    def _whole_gpus(self) -> ClusterConfig:
+        if self.engine_gpus > 1 and not float(self.engine_gpus).is_integer():
+            raise ValueError(f"cluster.engine_gpus = {self.engine_gpus:g}: above 1 a replica owns whole GPUs; "
+                             "use a whole number, or a share below 1")
+        return self
 
 
 class Config(Section):
@@ -451,7 +478,7 @@ class Config(Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     """In-loop held-out evaluation (off by default)."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
-    """Sandbox pools on a Ray cluster (off by default; docs/cluster.md)."""
+    """Sandbox pools and engine replicas on a Ray cluster (off by default; docs/cluster.md)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -487,7 +514,29 @@ class Config(Section):
                 f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "
                 f"({len(self.selfplay.skills)})"
             )
+        cluster_engine_problem(self)
         return self
+
+
+def cluster_engine_problem(cfg: Config) -> None:
+    """Refuse remote engine replicas that cannot work, from the config alone (what each node
+    really has is found out when the replicas start)."""
+    cc = cfg.cluster
+    if not cc.engine_replicas:
+        return
+    if not cc.enabled:
+        raise ValueError(f"cluster.engine_replicas = {cc.engine_replicas} needs cluster.enabled = true "
+                         "(or set engine_replicas = 0 to keep the engine on this machine)")
+    if cc.engine_gpus and cfg.run.device == "cpu":
+        raise ValueError(f"cluster.engine_gpus = {cc.engine_gpus:g} with run.device = \"cpu\": the replicas' engines "
+                         "would not use their GPUs; set cluster.engine_gpus = 0 or run.device to auto/cuda")
+    if not cc.engine_gpus and (cfg.run.device == "cuda" or (cfg.engine.backend == "vllm" and cfg.run.device != "cpu")):
+        wants = "run.device = \"cuda\"" if cfg.run.device == "cuda" else "engine.backend = \"vllm\" (the GPU build)"
+        raise ValueError(f"{wants} with cluster.engine_gpus = 0: each engine replica needs a GPU; set "
+                         "cluster.engine_gpus >= 1, or run.device = \"cpu\" for replicas on CPU nodes")
+    if cc.engine_gpus > 1 and cfg.engine.backend == "hf":
+        raise ValueError(f"cluster.engine_gpus = {cc.engine_gpus:g} with engine.backend = \"hf\": the HF engine uses "
+                         "one GPU; set cluster.engine_gpus = 1 (more replicas for more GPUs) or use vLLM")
 
 
 class ConfigError(Exception):

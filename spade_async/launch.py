@@ -37,6 +37,7 @@ from spade_async.engine.embedded import (
     resolve_model_path,
     uses_embedded_model,
 )
+from spade_async.engine.factory import build_engine
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.failpoints import failpoint
 from spade_async.gpu import cuda_device_count
@@ -61,24 +62,6 @@ class RunError(Exception):
 
 def config_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def build_engine(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
-    placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
-    if cfg.engine.backend == "vllm":
-        from spade_async.engine.vllm import VLLMEngine
-
-        return VLLMEngine(model_path, cfg, placement)
-    from spade_async.engine.hf import HFEngine
-
-    return HFEngine(
-        model_path,
-        device=placement.engine_device,
-        dtype=cfg.model.dtype,
-        batch_size=cfg.engine.batch_size,
-        max_model_len=cfg.engine.max_model_len,
-        seed=cfg.run.seed,
-    )
 
 
 def build_learner(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
@@ -116,6 +99,7 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
     import importlib.util
 
     check_eval_suite(cfg)
+    cfg = driver_view(cfg)
     gpu_count = cuda_device_count() if gpu_count is None else gpu_count
     needs_gpu = gpu_settings(cfg)
     if needs_gpu and gpu_count == 0:
@@ -138,6 +122,19 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
         raise RunError(f"model.qlora = true needs bitsandbytes, from {extra}")
     raise_open_file_limit(cfg.sandbox.max_children)
     return placement
+
+
+def remote_engine(cfg: Config) -> bool:
+    """Whether the engine runs as replicas on the Ray cluster (``cluster.engine_replicas``)."""
+    return cfg.cluster.enabled and cfg.cluster.engine_replicas > 0
+
+
+def driver_view(cfg: Config) -> Config:
+    """The config as this machine must honour it: with remote engine replicas, only the
+    learner is placed here (the replicas' backend and GPUs are their nodes' business)."""
+    if not remote_engine(cfg):
+        return cfg
+    return cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"backend": "hf"})})
 
 
 def check_eval_suite(cfg: Config) -> None:
@@ -234,6 +231,22 @@ async def start_sandbox(cfg: Config, report: Callable[[str], None] = print) -> S
     return cast(SandboxPool, remote)
 
 
+async def start_engine(cfg: Config, model_path: str, placement: Placement,
+                       report: Callable[[str], None] = print) -> Any:
+    """The local engine, or with ``cluster.engine_replicas`` on, remote replicas behind the
+    same interface (Ray is imported only then)."""
+    if not remote_engine(cfg):
+        return await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
+    from spade_async.cluster.engine import RemoteEngine
+
+    cc = cfg.cluster
+    report(f"starting {cc.engine_replicas} engine replica(s) on the Ray cluster ({cc.address}) ...")
+    remote = await RemoteEngine.start(cfg, model_path)
+    for member in remote.members:
+        report(f"cluster: {member.name}")
+    return remote
+
+
 @asynccontextmanager
 async def open_run(
     cfg: Config,
@@ -253,6 +266,7 @@ async def open_run(
 
     report("probing the sandbox ...")
     pool = await start_sandbox(cfg, report)
+    builds_engine = engine is None
     try:
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
         for warning in pool.warnings:
@@ -265,11 +279,11 @@ async def open_run(
             if placement is None:
                 placement = preflight(cfg)
             for line in placement.describe():
-                report(f"placement: {line}")
+                report(f"placement: {line}" + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else ""))
             report(f"loading model {cfg.model.name} ...")
             model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
             if engine is None:  # first: its processes start before this one initialises CUDA
-                engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
+                engine = await start_engine(cfg, model_path, placement, report)
             if learner is None:
                 learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
@@ -313,6 +327,8 @@ async def open_run(
         finally:
             await store.aclose()
     finally:
+        if builds_engine and engine is not None and remote_engine(cfg):  # its actors, also when the start failed
+            await engine.aclose()  # after it was placed (idempotent: closed already when the run got going)
         await pool.aclose()
 
 

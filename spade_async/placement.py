@@ -132,3 +132,31 @@ def resolve_placement(cfg: Any, gpu_count: int) -> Placement:
     return Placement(gpu_count=gpu_count, engine_gpus=engine, learner_gpu=learner, tensor_parallel_size=tp,
                      data_parallel_size=len(engine) // tp, gpu_memory_utilization=p.dedicated_memory_utilization,
                      backend=backend)
+
+
+def replica_placement(cfg: Any, gpu_count: int) -> Placement:
+    """Lay out one remote engine replica (``[cluster]``) on its node, where Ray shows it the
+    ``gpu_count`` GPUs it reserved (``cluster.engine_gpus``). The learner is elsewhere (on the
+    driver), so the engine owns them all: vLLM splits them into ``tensor_parallel_size``-wide
+    replicas of its own, at ``dedicated_memory_utilization`` (that share of it for a replica
+    that reserved part of a GPU); the HF engine uses the first.
+
+    Raises :class:`PlacementError` when the replica should run on a GPU and sees none, or
+    its GPUs do not split by ``tensor_parallel_size``.
+    """
+    backend = cfg.engine.backend
+    share = float(cfg.cluster.engine_gpus)
+    if cfg.run.device == "cpu" or share == 0:
+        return Placement(gpu_count=gpu_count, engine_gpus=(), learner_gpu=None, backend=backend)
+    if gpu_count == 0:
+        raise PlacementError(f"this engine replica reserved {share:g} GPU(s) but sees none (CUDA_VISIBLE_DEVICES); "
+                             "check the node's GPUs and drivers, or set cluster.engine_gpus = 0 for CPU replicas")
+    gpus = tuple(range(gpu_count))
+    tp = cfg.placement.tensor_parallel_size if backend == "vllm" else 1
+    if gpu_count % tp:
+        raise PlacementError(f"placement.tensor_parallel_size = {tp} does not divide the {gpu_count} GPU(s) of an "
+                             "engine replica (cluster.engine_gpus); make engine_gpus a multiple of it")
+    return Placement(gpu_count=gpu_count, engine_gpus=gpus if backend == "vllm" else gpus[:1], learner_gpu=None,
+                     tensor_parallel_size=tp, data_parallel_size=gpu_count // tp if backend == "vllm" else 1,
+                     gpu_memory_utilization=cfg.placement.dedicated_memory_utilization * min(share, 1.0),
+                     backend=backend)

@@ -36,7 +36,9 @@ def connect(cc: ClusterConfig) -> bool:
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
     try:
         if cc.address == "local":
-            ray.init(num_cpus=cc.local_cpus, object_store_memory=cc.object_store_mib * MIB, **kwargs)
+            # address="local": always a new private cluster, even when another Ray cluster runs on this
+            # machine (without it, ray.init joins the one named in /tmp/ray/ray_current_cluster)
+            ray.init(address="local", num_cpus=cc.local_cpus, object_store_memory=cc.object_store_mib * MIB, **kwargs)
         else:
             kwargs.pop("include_dashboard")
             ray.init(address=cc.address, **kwargs)

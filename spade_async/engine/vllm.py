@@ -80,7 +80,7 @@ def engine_process_env(cfg: Config, placement: Placement, environ: dict[str, str
     config and no core binding, unless the user set either variable."""
     environ = dict(os.environ) if environ is None else environ
     env = {"VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
-    if not placement.on_gpu:
+    if not placement.engine_gpus:  # the CPU build (a remote replica's placement has no learner GPU)
         if "VLLM_CPU_KVCACHE_SPACE" not in environ:
             env["VLLM_CPU_KVCACHE_SPACE"] = str(cfg.engine.cpu_kvcache_space_gb)
         if "VLLM_CPU_OMP_THREADS_BIND" not in environ:

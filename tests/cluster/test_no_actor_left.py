@@ -93,3 +93,57 @@ def test_stopping_the_trainer_leaves_no_ray_process_or_env_child(sig: signal.Sig
             trainer.kill()
         for pid in alive(tree):  # only what this test started, should the assertion have failed
             os.kill(pid, signal.SIGKILL)
+
+
+TRAINER_WITH_ENGINE = textwrap.dedent("""
+    import anyio, sys
+    from spade_async.cluster.engine import RemoteEngine
+    from spade_async.cluster.pool import RemoteSandboxPool
+    from spade_async.config import Config
+    from spade_async.engine.base import GenerationRequest, Sampling
+    from spade_async.testing import COIN_ENV
+
+    MODEL = sys.argv[1]
+
+    async def main():
+        cfg = Config.model_validate({
+            "run": {"device": "cpu"}, "model": {"name": MODEL},
+            "sandbox": {"warm_children": 0, "max_children": 2},
+            "cluster": {"enabled": True, "address": "local", "local_cpus": 2, "sandbox_pools": 1, "pool_cpus": 1.0,
+                        "engine_replicas": 1, "engine_cpus": 1.0, "object_store_mib": 100}})
+        async with await RemoteSandboxPool.start(cfg.sandbox, cfg.cluster) as pool:
+            async with await RemoteEngine.start(cfg, MODEL) as engine:
+                env = await pool.open(COIN_ENV)
+                await env.reset(0)
+                await engine.generate([GenerationRequest([1, 2, 3], Sampling(max_new_tokens=2), affinity="e")])
+                print("actors", pool.members[0].pid, engine.members[0].pid, flush=True)
+                await anyio.sleep(3600)
+
+    anyio.run(main)
+""")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_stopping_a_trainer_with_engine_replicas_leaves_no_ray_process(sig: signal.Signals, tiny_model_dir: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    trainer = subprocess.Popen([sys.executable, "-c", TRAINER_WITH_ENGINE, str(tiny_model_dir)], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    tree: set[int] = set()
+    try:
+        assert trainer.stdout is not None
+        line = trainer.stdout.readline()
+        assert line.startswith("actors "), line
+        actors = {int(pid) for pid in line.split()[1:]}
+        tree = descendants(trainer.pid) | actors | {p for a in actors for p in descendants(a)}
+        assert actors <= tree and len(tree) >= 5  # gcs, raylet, the replica, the pool, its fork-server and env child
+        trainer.send_signal(sig)
+        trainer.wait(timeout=120)
+        deadline = time.monotonic() + 90
+        while alive(tree) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not alive(tree), [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive(tree)]
+    finally:
+        if trainer.poll() is None:
+            trainer.kill()
+        for pid in alive(tree):  # only what this test started, should the assertion have failed
+            os.kill(pid, signal.SIGKILL)
