@@ -453,7 +453,9 @@ class Pipeline:
                     if self.stop_requested:
                         scope.cancel()  # second Ctrl-C: stop now; the last checkpoint stands
                         return
-                    self.report("stopping after the current step (Ctrl-C again to stop now)")
+                    # async mode: the producer's step in flight is finished and trained too (nothing wasted)
+                    self.report("stopping after the current step, and the next one if its rollouts are under way "
+                                "(Ctrl-C again to stop now)")
                     self.request_stop()
         except (NotImplementedError, ValueError, RuntimeError):  # not the main thread (tests, TUI worker)
             await anyio.sleep_forever()

@@ -42,6 +42,7 @@ def overrides(tmp_path: Path, model: Path) -> list[str]:
         "sandbox.call_timeout_s": "5.0", "sandbox.spawn_timeout_s": "10.0", "sandbox.warm_children": "0",
         "cluster.enabled": "true", "cluster.sandbox_pools": "2", "cluster.pool_cpus": "0.5",
         "cluster.engine_replicas": "2", "cluster.engine_cpus": "0.5", "cluster.start_timeout_s": "240.0",
+        "cluster.restart_lost_pools": "false",  # restarts have their own test (test_remote_pool.py)
     }
     return [f"{k}={v}" for k, v in values.items()]
 
@@ -96,6 +97,10 @@ async def test_tiny_run_with_remote_engine_and_pools_survives_killing_one_of_eac
     assert all("remote sandbox pool" in e and "was lost" in e for e in errors), errors  # none lost to the engine
     assert played + len(errors) == STEPS * ENVS * PLAYS  # every planned episode accounted for
     assert failed == len(errors)
+    per_step = [json.loads(m) for (m,) in rows(db, "SELECT metrics FROM steps ORDER BY step")]
+    assert [(m["cluster_replicas_live"], m["cluster_pools_live"]) for m in per_step] == [(2, 2), (1, 1), (1, 1)]
+    lost = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'cluster'")]  # what the TUI's log shows
+    assert len(lost) == 2 and any("engine replica" in m for m in lost) and any("sandbox pool" in m for m in lost), lost
     versions = {v for (v,) in rows(db, "SELECT DISTINCT adapter_version FROM episodes")}
     assert max(versions) >= 1  # episodes were played with the adapters the replicas loaded
     assert wait_cpus(2.0) == 2.0  # the run ended every actor, the killed ones included
