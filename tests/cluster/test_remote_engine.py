@@ -14,7 +14,7 @@ from spade_async.cluster.engine import RemoteEngine
 from spade_async.cluster.errors import ClusterError
 from spade_async.config import Config
 from spade_async.engine.base import Engine, GenerationRequest, Sampling
-from tests.cluster.test_remote_pool import wait_cpus
+from tests.cluster.test_remote_pool import kill_for_sure, wait_cpus
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -151,7 +151,7 @@ async def test_a_replica_killed_mid_generate_has_its_requests_retried(engine: Re
     assert engine.live_replicas == 1 and len(engine.events) == 1 and "lost" in engine.events[0]
     assert engine.replica_for(KEYS[0]) is not doomed  # its keys moved
     # With no replica left, a clear error.
-    ray.kill(engine.replica_for(KEYS[0]).actor, no_restart=True)
+    await kill_for_sure(engine.replica_for(KEYS[0]).actor)
     with pytest.raises(ClusterError, match="every engine replica was lost"):
         for _ in range(2):  # the first call finds the last replica dead and retries on none
             await engine.generate(batch[:1])
