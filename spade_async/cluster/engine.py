@@ -37,7 +37,7 @@ import anyio
 
 from spade_async.cluster.engine_actor import request_to_dict
 from spade_async.cluster.errors import ClusterError
-from spade_async.cluster.session import connect, disconnect
+from spade_async.cluster.session import connect, disconnect, kill_actor
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.engine.tokens import TokenizerHelpers
@@ -196,12 +196,7 @@ class RemoteEngine(TokenizerHelpers):
         event = f"{member.name} lost ({why}); {self.live_replicas} of {len(self.members)} left"
         self.events.append(event)
         log.warning("cluster: %s", event)
-        import ray
-
-        try:  # a replica that stopped answering, or serves stale weights, must end for sure
-            ray.kill(member.actor, no_restart=True)
-        except Exception:  # already gone
-            pass
+        kill_actor(member.actor)  # a replica that stopped answering, or serves stale weights, must end for sure
 
     async def _call(self, member: Replica, method: str, *args: Any) -> dict[str, Any]:
         """One remote call; a lost actor (or one silent past the bound) raises ReplicaLost."""
@@ -335,10 +330,7 @@ class RemoteEngine(TokenizerHelpers):
                     except ray.exceptions.RayError:
                         pass
             for member in self.members:
-                try:
-                    ray.kill(member.actor, no_restart=True)
-                except Exception:  # already gone
-                    pass
+                kill_actor(member.actor)
             disconnect(self._owns_ray)
 
     async def __aenter__(self) -> RemoteEngine:

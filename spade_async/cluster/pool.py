@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 
 from spade_async.cluster.errors import ClusterError
-from spade_async.cluster.session import connect, disconnect
+from spade_async.cluster.session import connect, disconnect, kill_actor
 from spade_async.config import ClusterConfig, SandboxConfig
 from spade_async.sandbox.errors import (
     EnvCrashed,
@@ -84,15 +84,6 @@ class Pending:
     actor: Any
     started: concurrent.futures.Future[dict[str, Any]]
     since: float
-
-
-def _kill(actor: Any) -> None:
-    import ray
-
-    try:
-        ray.kill(actor, no_restart=True)
-    except Exception:  # already gone
-        pass
 
 
 def _raise(outcome: dict[str, Any]) -> Any:
@@ -244,7 +235,7 @@ class RemoteSandboxPool:
             return
         member.lost = why
         self._note(f"{member.name} lost ({why}); {self.live_pools} of {len(self.members)} left")
-        _kill(member.actor)  # an actor that stopped answering may still hold children: end it for sure
+        kill_actor(member.actor)  # an actor that stopped answering may still hold children: end it for sure
         self._restart(member)
 
     def _restart(self, lost: Member) -> None:
@@ -272,7 +263,7 @@ class RemoteSandboxPool:
             if not p.started.done():
                 if time.monotonic() - p.since > self.cluster.start_timeout_s:
                     self._pending.remove(p)
-                    _kill(p.actor)
+                    kill_actor(p.actor)
                     self._refused(p, f"its replacement was not placed within cluster.start_timeout_s = "
                                      f"{self.cluster.start_timeout_s:g} s")
                 continue
@@ -280,11 +271,11 @@ class RemoteSandboxPool:
             try:
                 outcome = p.started.result()
             except Exception as exc:  # the replacement died before it answered
-                _kill(p.actor)
+                kill_actor(p.actor)
                 self._refused(p, f"its replacement failed ({type(exc).__name__})")
                 continue
             if not outcome["ok"]:
-                _kill(p.actor)
+                kill_actor(p.actor)
                 self._refused(p, f"on node {outcome['node']}: {outcome['message']}")
                 continue
             new = Member(p.index, p.actor, outcome["node"], outcome["pid"])
@@ -363,7 +354,7 @@ class RemoteSandboxPool:
         self._closing = True  # no replacement is started from here on
         pending, self._pending = self._pending, []
         for p in pending:  # a replacement still starting: its fork-server dies with the actor
-            _kill(p.actor)
+            kill_actor(p.actor)
         with anyio.CancelScope(shield=True):
             refs = [m.actor.shutdown.remote() for m in self.members if m.lost is None]
             with anyio.move_on_after(self.cfg.spawn_timeout_s + 10):
@@ -373,7 +364,7 @@ class RemoteSandboxPool:
                     except ray.exceptions.RayError:
                         pass
             for member in self.members:
-                _kill(member.actor)
+                kill_actor(member.actor)
             disconnect(self._owns_ray)
 
     async def __aenter__(self) -> RemoteSandboxPool:

@@ -52,3 +52,13 @@ def disconnect(owned: bool) -> None:
         import ray
 
         ray.shutdown()
+
+
+def kill_actor(actor: Any) -> None:
+    """End a Ray actor for sure, without restart; one that is gone already is fine."""
+    import ray
+
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # already gone
+        pass

@@ -69,6 +69,25 @@ def alive(pids: set[int]) -> set[int]:
     return live
 
 
+def stop_and_check_gone(trainer: subprocess.Popen[str], sig: signal.Signals, tree: set[int]) -> None:
+    """Send ``sig`` to the trainer (Ctrl-C: it closes its actors and stops Ray by itself) and
+    assert that every process of ``tree`` ends within 90 s."""
+    trainer.send_signal(sig)
+    trainer.wait(timeout=120)
+    deadline = time.monotonic() + 90
+    while alive(tree) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not alive(tree), [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive(tree)]
+
+
+def end_what_is_left(trainer: subprocess.Popen[str], tree: set[int]) -> None:
+    """Only what this test started, should an assertion have failed."""
+    if trainer.poll() is None:
+        trainer.kill()
+    for pid in alive(tree):
+        os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
 def test_stopping_the_trainer_leaves_no_ray_process_or_env_child(sig: signal.Signals) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -82,17 +101,9 @@ def test_stopping_the_trainer_leaves_no_ray_process_or_env_child(sig: signal.Sig
         actor = int(line.split()[1])
         tree = descendants(trainer.pid) | descendants(actor) | {actor}
         assert actor in tree and len(tree) >= 4  # gcs, raylet, the actor, its fork-server and env child
-        trainer.send_signal(sig)
-        trainer.wait(timeout=120)  # Ctrl-C: the trainer closes its pool and stops Ray by itself
-        deadline = time.monotonic() + 90
-        while alive(tree) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not alive(tree), [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive(tree)]
+        stop_and_check_gone(trainer, sig, tree)
     finally:
-        if trainer.poll() is None:
-            trainer.kill()
-        for pid in alive(tree):  # only what this test started, should the assertion have failed
-            os.kill(pid, signal.SIGKILL)
+        end_what_is_left(trainer, tree)
 
 
 TRAINER_WITH_ENGINE = textwrap.dedent("""
@@ -136,14 +147,6 @@ def test_stopping_a_trainer_with_engine_replicas_leaves_no_ray_process(sig: sign
         actors = {int(pid) for pid in line.split()[1:]}
         tree = descendants(trainer.pid) | actors | {p for a in actors for p in descendants(a)}
         assert actors <= tree and len(tree) >= 5  # gcs, raylet, the replica, the pool, its fork-server and env child
-        trainer.send_signal(sig)
-        trainer.wait(timeout=120)
-        deadline = time.monotonic() + 90
-        while alive(tree) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not alive(tree), [Path(f"/proc/{p}/cmdline").read_bytes()[:80] for p in alive(tree)]
+        stop_and_check_gone(trainer, sig, tree)
     finally:
-        if trainer.poll() is None:
-            trainer.kill()
-        for pid in alive(tree):  # only what this test started, should the assertion have failed
-            os.kill(pid, signal.SIGKILL)
+        end_what_is_left(trainer, tree)
