@@ -37,7 +37,7 @@ import anyio
 
 from spade_async.cluster.engine_actor import request_to_dict
 from spade_async.cluster.errors import ClusterError
-from spade_async.cluster.session import connect, disconnect, kill_actor
+from spade_async.cluster.session import connect, end_actors, kill_actor
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.engine.tokens import TokenizerHelpers
@@ -319,19 +319,8 @@ class RemoteEngine(TokenizerHelpers):
         if self._closed:
             return
         self._closed = True
-        import ray
-
-        with anyio.CancelScope(shield=True):
-            refs = [m.actor.shutdown.remote() for m in self.members if m.lost is None]
-            with anyio.move_on_after(SHUTDOWN_S):
-                for ref in refs:
-                    try:
-                        await ref
-                    except ray.exceptions.RayError:
-                        pass
-            for member in self.members:
-                kill_actor(member.actor)
-            disconnect(self._owns_ray)
+        await end_actors([m.actor for m in self.members if m.lost is None], [m.actor for m in self.members],
+                         SHUTDOWN_S, self._owns_ray)
 
     async def __aenter__(self) -> RemoteEngine:
         return self

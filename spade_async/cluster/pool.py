@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 
 from spade_async.cluster.errors import ClusterError
-from spade_async.cluster.session import connect, disconnect, kill_actor
+from spade_async.cluster.session import connect, end_actors, kill_actor
 from spade_async.config import ClusterConfig, SandboxConfig
 from spade_async.sandbox.errors import (
     EnvCrashed,
@@ -349,23 +349,12 @@ class RemoteSandboxPool:
     async def aclose(self) -> None:
         """Stop every pool (its children, its fork-server), end the actors, leave the cluster
         when this run joined it."""
-        import ray
-
         self._closing = True  # no replacement is started from here on
         pending, self._pending = self._pending, []
         for p in pending:  # a replacement still starting: its fork-server dies with the actor
             kill_actor(p.actor)
-        with anyio.CancelScope(shield=True):
-            refs = [m.actor.shutdown.remote() for m in self.members if m.lost is None]
-            with anyio.move_on_after(self.cfg.spawn_timeout_s + 10):
-                for ref in refs:
-                    try:
-                        await ref
-                    except ray.exceptions.RayError:
-                        pass
-            for member in self.members:
-                kill_actor(member.actor)
-            disconnect(self._owns_ray)
+        await end_actors([m.actor for m in self.members if m.lost is None], [m.actor for m in self.members],
+                         self.cfg.spawn_timeout_s + 10, self._owns_ray)
 
     async def __aenter__(self) -> RemoteSandboxPool:
         return self

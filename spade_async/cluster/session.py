@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import anyio
+
 from spade_async.cluster.errors import ClusterError
 from spade_async.config import ClusterConfig
 
@@ -62,3 +64,22 @@ def kill_actor(actor: Any) -> None:
         ray.kill(actor, no_restart=True)
     except Exception:  # already gone
         pass
+
+
+async def end_actors(live: list[Any], every: list[Any], within_s: float, owns_ray: bool) -> None:
+    """Ask each ``live`` actor to ``shutdown()`` (``within_s`` for all of them), then kill
+    ``every`` actor and leave Ray when this run started it. Shielded: Ctrl-C cannot leave an
+    actor behind."""
+    import ray
+
+    with anyio.CancelScope(shield=True):
+        refs = [actor.shutdown.remote() for actor in live]
+        with anyio.move_on_after(within_s):
+            for ref in refs:
+                try:
+                    await ref
+                except ray.exceptions.RayError:
+                    pass
+        for actor in every:
+            kill_actor(actor)
+        disconnect(owns_ray)
