@@ -67,8 +67,6 @@ class Replica:
     device: str = "?"
     busy: int = 0
     """Requests in flight on it."""
-    version: int = 0
-    """Adapter version it answered serving."""
     lost: str | None = None
 
     @property
@@ -300,9 +298,7 @@ class RemoteEngine(TokenizerHelpers):
                                                None if files is not None else str(path))
                 except ReplicaLost:
                     return
-                if outcome["ok"] and outcome["value"] == version:
-                    member.version = version
-                else:
+                if not (outcome["ok"] and outcome["value"] == version):
                     why = f"{outcome['kind']}: {outcome['message']}" if not outcome["ok"] else f"serves v{outcome['value']}"
                     self._lose(member, f"stale: did not load adapter v{version} ({why})")
 
