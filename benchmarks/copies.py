@@ -30,14 +30,14 @@ from typing import Any
 import anyio
 
 from spade_async.config import load_config
-from spade_async.corpus import Corpus
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.envs.seeds import load_seeds
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import select_examples
-from spade_async.selfplay.designer import DesignJob, fit_design_prompt, prompt_budget
-from spade_async.selfplay.novelty import code_key, normalised
-from spade_async.selfplay.parsing import parse_designer
+from spade_async.selfplay.design.corpus import Corpus
+from spade_async.selfplay.design.designer import DesignJob, fit_design_prompt, prompt_budget
+from spade_async.selfplay.design.novelty import code_key, normalised
+from spade_async.selfplay.design.parsing import parse_designer
 from spade_async.selfplay.prompts import pick_mutation
 from spade_async.testing import COIN_ENV, ScriptedEngine
 

@@ -49,7 +49,7 @@ from spade_async.config import EMBEDDED_MODEL
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.engine.embedded import resolve_model_path
 from spade_async.engine.hf import HFEngine
-from spade_async.engine.tiny import build_tiny_model
+from spade_async.testing.tiny import build_tiny_model
 
 TARGET = 0.9
 
@@ -198,7 +198,7 @@ def start_vllm(path: str, dtype: str, batch: int) -> Any:
     """Our VLLMEngine on the CPU for ``dtype`` (the tiny_vllm preset's engine settings)."""
     from spade_async.config import Config
     from spade_async.engine.vllm import VLLMEngine
-    from spade_async.placement import resolve_placement
+    from spade_async.hardware.placement import resolve_placement
 
     cfg = Config.model_validate({"run": {"device": "cpu"}, "model": {"dtype": dtype, "lora_rank": 8},
                                  "engine": {"backend": "vllm", "max_model_len": 2048, "max_num_seqs": max(batch, 16),

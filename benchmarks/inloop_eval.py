@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 
 from spade_async.config import Config
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 
 

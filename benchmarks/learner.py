@@ -34,8 +34,8 @@ import torch
 from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig
 from spade_async.engine.embedded import resolve_model_path
 from spade_async.learner.batching import build_micro_batches
+from spade_async.learner.samples import TrainSample
 from spade_async.learner.trainer import Trainer
-from spade_async.samples import TrainSample
 
 
 def make_samples(n: int, prompt: int, completion: int, vocab: int, seed: int) -> list[TrainSample]:

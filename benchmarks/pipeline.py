@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 
 from spade_async.config import Config
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 
 
@@ -71,8 +71,8 @@ async def scripted(tmp: Path, steps: int, gen_s: float, learn_s: float, sync: bo
 
 async def real(tmp: Path, steps: int, sync: bool) -> float:
     from spade_async.engine.hf import HFEngine
-    from spade_async.engine.tiny import build_tiny_model
     from spade_async.learner.trainer import Trainer
+    from spade_async.testing.tiny import build_tiny_model
 
     model = build_tiny_model()
     cfg = config(tmp / f"real-{'sync' if sync else 'async'}", steps, None, plays=4, hinted_plays=2, max_turns=3)

@@ -4,7 +4,7 @@ Why: the GPU machine this project can borrow has no network and no vLLM, so what
 there is everything torch does: our HF engine on CUDA, our real Trainer taking bf16 LoRA
 and QLoRA (NF4) steps at full sequence length, the logprob gap between the 4-bit learner
 and the bf16 engine on the same tokens, and the fork-safety of our CUDA probe (vLLM forks
-its engine process; see ``spade_async.gpu``). Weights are random (no download); speed,
+its engine process; see ``spade_async.hardware.gpu``). Weights are random (no download); speed,
 memory and kernels depend on the shapes, which are Qwen3-4B's. The vLLM objects are
 checked separately, on CPU, against the real package (``make check-vllm``).
 
@@ -122,7 +122,7 @@ def fork_after_probe(cuda: bool) -> Row:
     """Our probe must count GPUs without initialising CUDA, so a forked child can use CUDA."""
     import torch
 
-    from spade_async.gpu import cuda_device_count
+    from spade_async.hardware.gpu import cuda_device_count
 
     count = cuda_device_count()
     available = torch.cuda.is_available()  # what transformers/peft ask; NVML-based after our import
@@ -169,7 +169,7 @@ def fork_control() -> Row:
 # --------------------------------------------------------------------------- model
 
 def build_model(plan: Plan, device: str, workdir: Path) -> tuple[Row, str]:
-    from spade_async.engine.synthetic import build_qwen3
+    from spade_async.testing.synthetic import build_qwen3
 
     path = workdir / plan.shape
     build_qwen3(path, plan.shape, dtype="bfloat16" if device == "cuda" else plan.dtype, device=device)
@@ -263,7 +263,7 @@ def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]
 
 def learner_samples(n: int, length: int, vocab: int, seed: int) -> list[Any]:
     """``n`` sequences of ``length`` tokens: a quarter prompt, the rest trained."""
-    from spade_async.samples import TrainSample
+    from spade_async.learner.samples import TrainSample
 
     out = []
     prompt = length // 4
@@ -275,7 +275,7 @@ def learner_samples(n: int, length: int, vocab: int, seed: int) -> list[Any]:
 
 
 def gap_samples(completions: list[Any]) -> list[Any]:
-    from spade_async.samples import TrainSample
+    from spade_async.learner.samples import TrainSample
 
     return [
         TrainSample("agent", c.prompt_ids + c.token_ids, [0] * len(c.prompt_ids) + [1] * len(c.token_ids),

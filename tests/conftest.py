@@ -34,7 +34,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def tiny_model_dir():
     """Folder of a tiny random Llama with the SmolLM2 tokenizer (built once, cached)."""
-    from spade_async.engine.tiny import build_tiny_model
+    from spade_async.testing.tiny import build_tiny_model
 
     return build_tiny_model()
 

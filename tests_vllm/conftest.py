@@ -83,7 +83,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Config-only model folders (config, generation config, tokenizer; no weights) with the
     shape of each preset's model; vLLM's engine config reads nothing else."""
-    from spade_async.engine.synthetic import write_config_only
+    from spade_async.testing.synthetic import write_config_only
 
     root = tmp_path_factory.mktemp("models")
     return {name: str(write_config_only(root / shape, shape)) for name, shape in PRESET_SHAPES.items()}
@@ -92,7 +92,7 @@ def model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def tiny_qwen3(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A random-weight Qwen3 with tiny shapes (real architecture and projection names)."""
-    from spade_async.engine.synthetic import build_qwen3
+    from spade_async.testing.synthetic import build_qwen3
 
     return str(build_qwen3(tmp_path_factory.mktemp("tiny") / "qwen3-tiny", "qwen3-tiny", dtype="float32"))
 

@@ -26,9 +26,9 @@ from vllm.lora.worker_manager import WorkerLoRAManager
 
 from spade_async.config import VLLM_LORA_RANKS, LearnerConfig, ModelConfig, load_config
 from spade_async.engine.vllm import build_engine_args, build_lora_request
+from spade_async.hardware.placement import resolve_placement
+from spade_async.learner.samples import TrainSample
 from spade_async.learner.trainer import Trainer
-from spade_async.placement import resolve_placement
-from spade_async.samples import TrainSample
 
 from .conftest import REPO
 

@@ -22,14 +22,14 @@ from vllm.v1.engine.input_processor import InputProcessor
 
 from spade_async.config import Config, load_config
 from spade_async.engine.base import Sampling, stop_token_ids
-from spade_async.engine.synthetic import ENDOFTEXT, IM_END
 from spade_async.engine.vllm import (
     build_engine_args,
     build_lora_request,
     build_sampling_params,
     build_token_prompt,
 )
-from spade_async.placement import PlacementError, resolve_placement
+from spade_async.hardware.placement import PlacementError, resolve_placement
+from spade_async.testing.synthetic import ENDOFTEXT, IM_END
 
 from .conftest import REPO
 

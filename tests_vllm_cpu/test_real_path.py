@@ -90,7 +90,7 @@ class Run:
         self.run_dir = run_dir
         self.db = run_dir / "run.sqlite"
         self.log = run_dir.parent / f"{run_dir.name}-{int(time.time() * 1000)}.log"
-        cmd = [sys.executable, "-m", "spade_async.cli", "run", "tiny_vllm", "--headless",
+        cmd = [sys.executable, "-m", "spade_async.cli.main", "run", "tiny_vllm", "--headless",
                "--set", f'run.run_dir="{run_dir}"', "--set", f"run.max_steps={MAX_STEPS}",
                *[a for k, v in faster(run_dir.parent / "pool").items() for a in ("--set", f"{k}={v}")],
                *(["--resume"] if resume else [])]
@@ -245,7 +245,7 @@ async def engine(run_dir: Path) -> AsyncIterator[Any]:
     from spade_async.config import load_config
     from spade_async.engine.embedded import resolve_model_path
     from spade_async.engine.vllm import VLLMEngine
-    from spade_async.placement import resolve_placement
+    from spade_async.hardware.placement import resolve_placement
 
     cfg = load_config(ROOT / "configs" / "tiny_vllm.toml")
     model_path = resolve_model_path(cfg.model.name)
@@ -292,8 +292,8 @@ async def test_vllm_logprobs_match_the_qlora_learner_on_the_same_tokens(engine: 
 
     from spade_async.config import load_config
     from spade_async.engine.embedded import resolve_model_path
+    from spade_async.learner.samples import TrainSample
     from spade_async.learner.trainer import Trainer
-    from spade_async.samples import TrainSample
 
     version, path = newest_adapter(run_dir)
     await engine.load_adapter(version, str(path))
@@ -325,10 +325,10 @@ async def test_a_prompt_longer_than_max_model_len_is_fitted_never_sent(engine: A
     from vllm.exceptions import VLLMValidationError
 
     from spade_async.config import SandboxConfig
-    from spade_async.corpus import Document
     from spade_async.engine.base import GenerationRequest, Sampling
     from spade_async.sandbox.pool import SandboxPool
-    from spade_async.selfplay.designer import DesignJob, design_environment, design_prompt
+    from spade_async.selfplay.design.corpus import Document
+    from spade_async.selfplay.design.designer import DesignJob, design_environment, design_prompt
 
     job = DesignJob("Logical Deduction", Document("d", "A long document", "The rules of a long board game. " * 400),
                     "fresh")

@@ -22,8 +22,8 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, HelpPanel, Input, Static, TabbedContent, TabPane
 
-from spade_async.designer_status import designer_note
-from spade_async.textsafe import terminal_safe
+from spade_async.selfplay.design.status import designer_note
+from spade_async.util.textsafe import terminal_safe
 
 from .confirm import ConfirmStopScreen
 from .controller import RunController

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spade_async.memory.readonly import open_readonly
 
-DB_FILENAME = "run.sqlite"  # as spade_async.launch.DB_NAME (not imported: it pulls in torch)
+DB_FILENAME = "run.sqlite"  # as spade_async.run.assemble.DB_NAME (not imported: it pulls in torch)
 
 
 def open_for_polling(path: Path) -> sqlite3.Connection:

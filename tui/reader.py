@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spade_async.steps import shown_eval_row
+from spade_async.util.steps import shown_eval_row
 
 from .db import open_for_polling
 

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from spade_async.config import Config
-from spade_async.launch import (
+from spade_async.run.assemble import (
     DB_NAME,
     KNOWN_ERRORS,
     check_run_dir,

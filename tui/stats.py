@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from spade_async.designer_status import DesignerTally, tally
+from spade_async.selfplay.design.status import DesignerTally, tally
 
 from .reader import EnvSummary, RunInfo, StepRow
 

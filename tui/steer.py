@@ -2,7 +2,7 @@
 
 Why requests and not calls into the run: the same keys work in the TUI that started the run
 and in one that only watches it from another terminal. Each key writes one queued row
-through ``spade_async.selfplay.steering.queue_action`` (the checks the CLI makes, in a worker
+through ``spade_async.memory.steering.queue_action`` (the checks the CLI makes, in a worker
 thread: one short write transaction, never the UI thread); the run applies it at its next
 step and logs what it did, which the event log then shows. A request the checks refuse is a
 notification, and nothing is written.
@@ -25,8 +25,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from spade_async.memory.readonly import open_readonly
-from spade_async.selfplay.steering import SteerError, pinned_ids, queue_action, requester
-from spade_async.textsafe import terminal_safe
+from spade_async.memory.steering import SteerError, pinned_ids, queue_action, requester
+from spade_async.util.textsafe import terminal_safe
 
 from .reader import EventRow
 

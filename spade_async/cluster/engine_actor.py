@@ -4,7 +4,7 @@ Why plain data in and out: requests arrive as dicts of token ids and sampling se
 completions go back as dicts, so the driver never trusts a pickled object of the node's, and
 an error comes back as data (its kind and message) for the driver to raise. The engine is
 built with :func:`spade_async.engine.factory.build_engine`, the same recipe a one-box run
-uses, on the placement :func:`spade_async.placement.replica_placement` gives this node.
+uses, on the placement :func:`spade_async.hardware.placement.replica_placement` gives this node.
 
 Why adapters arrive as bytes: the run folder lives on the driver's machine. The driver sends
 an adapter's files once through Ray's object store; this actor writes them into a private
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.engine.base import GenerationRequest, Sampling
-from spade_async.failpoints import failpoint
+from spade_async.util.failpoints import failpoint
 
 Outcome = dict[str, Any]
 """``{"ok": True, "value": ...}`` or ``{"ok": False, "kind": <exception class name>, "message": ...}``."""
@@ -69,8 +69,8 @@ class EngineActor:
         from spade_async.config import Config
         from spade_async.engine.embedded import resolve_model_path
         from spade_async.engine.factory import build_engine
-        from spade_async.gpu import cuda_device_count
-        from spade_async.placement import replica_placement
+        from spade_async.hardware.gpu import cuda_device_count
+        from spade_async.hardware.placement import replica_placement
 
         where = {"node": ray.get_runtime_context().get_node_id()[:8], "host": socket.gethostname(), "pid": os.getpid()}
         try:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from spade_async.config import Config
-from spade_async.gpu import cuda_device_count
-from spade_async.placement import Placement, resolve_placement
+from spade_async.hardware.gpu import cuda_device_count
+from spade_async.hardware.placement import Placement, resolve_placement
 
 
 def build_engine(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:

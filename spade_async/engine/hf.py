@@ -25,11 +25,11 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from spade_async.allocator import release_free_memory
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
-from spade_async.engine.device import resolve_device, resolve_dtype
 from spade_async.engine.prefix_cache import PrefixCache, assemble
 from spade_async.engine.tokens import TokenizerHelpers
+from spade_async.hardware.allocator import release_free_memory
+from spade_async.hardware.device import resolve_device, resolve_dtype
 
 
 @dataclass

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from spade_async.gpu import sigint_shielded
+from spade_async.hardware.gpu import sigint_shielded
 
 
 def children_of(pid: int) -> set[int]:

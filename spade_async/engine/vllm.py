@@ -21,7 +21,7 @@ token (O(n^2) per request) and we only read the final one. Stops: the engine sto
 same token ids as the HF engine (:func:`spade_async.engine.base.stop_token_ids`).
 
 Process hygiene: the engine is created with ``CUDA_VISIBLE_DEVICES`` scoped to its GPUs and
-with SIGINT blocked in the creating thread (see :mod:`spade_async.gpu`), so its processes use
+with SIGINT blocked in the creating thread (see :mod:`spade_async.hardware.gpu`), so its processes use
 only their GPUs and a terminal Ctrl-C reaches the run's own handler, not the EngineCore.
 vLLM's processes start with spawn, never fork (:func:`engine_process_env`): a forked
 EngineCore would inherit the sandbox fork-server's sockets and any CUDA state of the trainer.
@@ -49,7 +49,7 @@ from typing import Any
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest, Sampling, stop_token_ids
 from spade_async.engine.tokens import TokenizerHelpers
-from spade_async.placement import Placement
+from spade_async.hardware.placement import Placement
 
 
 def engine_args_kwargs(cfg: Config, placement: Placement, model_path: str) -> dict[str, Any]:
@@ -167,7 +167,7 @@ class VLLMEngine(TokenizerHelpers):
                                "(GPU) or make setup-vllm-cpu (CPU)") from exc
         from spade_async.engine.reaper import Reaper, children_of
         from spade_async.engine.session import engine_children_detached
-        from spade_async.gpu import scoped_visible_devices, sigint_shielded
+        from spade_async.hardware.gpu import scoped_visible_devices, sigint_shielded
 
         args = build_engine_args(cfg, placement, model_path)
         os.environ.update(engine_process_env(cfg, placement))

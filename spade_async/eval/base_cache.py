@@ -32,7 +32,7 @@ from typing import Any
 
 from spade_async.config import Config
 from spade_async.eval.suites import EvalItem, ItemScore, Suite
-from spade_async.selfplay.agent import agent_context_budget
+from spade_async.selfplay.play.agent import agent_context_budget
 
 CACHE_DIR = Path("eval") / "base_cache"
 """Relative to the run folder."""

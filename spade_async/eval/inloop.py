@@ -69,9 +69,9 @@ from spade_async.eval.runner import (
 from spade_async.eval.suites import EvalContext, ItemScore, SuiteError, build_suite
 from spade_async.memory.store import LOOP_BASE_EVAL_ID, LOOP_EVAL_PREFIX, Store
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.steps import shown
 from spade_async.tracking.names import loop_eval_metrics
 from spade_async.tracking.sinks import Sink
+from spade_async.util.steps import shown
 
 LOOP = "loop"
 """Model label of in-loop evaluation rows (the adapter column holds the versions used)."""

@@ -4,16 +4,16 @@ Why a module: ``--step 12``, ``--step last``, ``--adapter PATH`` (a PEFT folder 
 checkpoint folder holding one) must all resolve to a PEFT adapter folder, or fail with one
 line that says what exists instead. ``--step N`` is the checkpoint taken after step N as the
 console counts it (from 1): ``RUN_DIR/checkpoints/step_N`` (in a run written before this
-numbering, whose folders were named from 0, ``step_{N-1}``; see spade_async.steps).
+numbering, whose folders were named from 0, ``step_{N-1}``; see spade_async.util.steps).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from spade_async.checkpoint import ADAPTER_DIR
 from spade_async.eval.runner import BASE, ModelSpec
-from spade_async.steps import checkpoint_folders
+from spade_async.run.checkpoint import ADAPTER_DIR
+from spade_async.util.steps import checkpoint_folders
 
 ADAPTER_FILE = "adapter_config.json"
 

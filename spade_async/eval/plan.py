@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.config import Config
-from spade_async.selfplay.agent import agent_context_budget
+from spade_async.selfplay.play.agent import agent_context_budget
 
 TIMING_FILE = Path("eval") / "timing.json"
 """Relative to the run folder: seconds per item of each suite, from the last eval that scored it."""

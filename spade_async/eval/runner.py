@@ -38,7 +38,7 @@ class ModelSpec:
     adapter: str | None = None
     step: int | None = None
     """Training step of the adapter's checkpoint, when it came from one: the database's 0-based
-    index (the label and everything shown count from 1: spade_async.steps)."""
+    index (the label and everything shown count from 1: spade_async.util.steps)."""
 
 
 @dataclass

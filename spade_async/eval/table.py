@@ -14,7 +14,7 @@ from typing import Any
 from rich.table import Table
 
 from spade_async.eval.runner import ALL_TASKS, ResultRow
-from spade_async.steps import shown
+from spade_async.util.steps import shown
 
 
 def _num(v: float | None, signed: bool = False) -> str:
@@ -59,5 +59,5 @@ def results_table(rows: Sequence[ResultRow], *, per_task: bool = True, title: st
 
 def results_json(rows: Sequence[ResultRow], **extra: Any) -> dict[str, Any]:
     """The ``--json`` payload; ``step`` counted from 1 as everywhere a user reads one (the
-    database's ``evals.step`` keeps the 0-based index: spade_async.steps)."""
+    database's ``evals.step`` keeps the 0-based index: spade_async.util.steps)."""
     return {**extra, "results": [{**r.as_dict(), "step": None if r.step is None else shown(r.step)} for r in rows]}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.eval.models import ADAPTER_FILE, ModelSpecError, step_adapter
-from spade_async.steps import shown
+from spade_async.util.steps import shown
 
 MANIFEST = "spade_export.json"
 
@@ -34,7 +34,7 @@ def _fresh_out(out: Path, force: bool) -> None:
 
 def find_adapter(run_dir: Path, step: str = "last") -> tuple[Path, int]:
     """The adapter folder of the checkpoint after step N (``last``: the newest) and N, counted
-    from 1 as the console counts (``run_dir/checkpoints/step_N``; see spade_async.steps)."""
+    from 1 as the console counts (``run_dir/checkpoints/step_N``; see spade_async.util.steps)."""
     try:
         spec = step_adapter(run_dir, step)
     except ModelSpecError as exc:
@@ -49,7 +49,7 @@ def export_adapter(run_dir: Path, out: Path, *, step: str = "last", merge: bool 
 
     ``model_path``: the base model folder; default: resolved from the run's config.
     """
-    from spade_async.launch import load_run_config
+    from spade_async.run.assemble import load_run_config
 
     adapter, n = find_adapter(run_dir, step)
     cfg = load_run_config(run_dir)

@@ -4,7 +4,7 @@ Why this layout: each environment is written exactly as the designer wrote it (t
 ``load_env_folder`` reads, so the folder is another run's ``selfplay.fixed_pool``), with a
 ``manifest.json`` of what the run measured (skill, win rate, regret, plays), and an
 ``__init__.py`` that registers every file with gymnasium as ``spade/<name>-v0``. The
-registered envs run through :class:`spade_async.envs.gym.SandboxedGymEnv`, so generated code
+registered envs run through :class:`spade_async.export.gym.SandboxedGymEnv`, so generated code
 still only ever runs in the sandbox. ``__init__.py`` starts with ``_``, so the fixed-pool
 loader skips it.
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spade_async.designer_status import designer_verdict, read_tally
 from spade_async.export.adapter import ExportError, _fresh_out
 from spade_async.memory.readonly import open_readonly
-from spade_async.steps import shown
+from spade_async.selfplay.design.status import designer_verdict, read_tally
+from spade_async.util.steps import shown
 
 MANIFEST = "manifest.json"
 SORT_KEYS = ("regret", "designer_reward", "learnable", "plays", "newest")

@@ -20,7 +20,7 @@ NAMESPACE = "spade"
 
 def make_sandboxed(path: str, max_turns: int | None = None, **_: Any) -> gymnasium.Env[str, str]:
     """gymnasium entry point: the environment file at ``path``, run in a sandbox child."""
-    from spade_async.envs.gym import SandboxedGymEnv
+    from spade_async.export.gym import SandboxedGymEnv
 
     return SandboxedGymEnv(Path(path).read_text(encoding="utf-8"), max_turns=max_turns)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from spade_async.samples import TrainSample
+from spade_async.learner.samples import TrainSample
 
 
 @dataclass

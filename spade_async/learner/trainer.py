@@ -49,12 +49,12 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
-from spade_async.allocator import release_free_memory
 from spade_async.config import LearnerConfig, ModelConfig
-from spade_async.engine.device import resolve_dtype
+from spade_async.hardware.allocator import release_free_memory
+from spade_async.hardware.device import resolve_dtype
 from spade_async.learner.batching import MicroBatch, build_micro_batches
 from spade_async.learner.grpo import grpo_loss, selected_logprobs
-from spade_async.samples import TrainSample
+from spade_async.learner.samples import TrainSample
 
 RatioAnchor = Literal["proximal", "behaviour"]
 

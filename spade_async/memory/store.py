@@ -48,7 +48,7 @@ from spade_async.memory.records import (
     env_id_for,
 )
 from spade_async.memory.schema import MIGRATIONS
-from spade_async.steps import shown_eval_row
+from spade_async.util.steps import shown_eval_row
 
 __all__ = ["Store", "StoreError", "env_id_for"]
 
@@ -672,7 +672,7 @@ class Store:
 
     async def evals(self) -> list[dict[str, Any]]:
         """Every evaluation row of this file, oldest first, step labels as a user reads them
-        (an old run's too: spade_async.steps.shown_eval_row)."""
+        (an old run's too: spade_async.util.steps.shown_eval_row)."""
         rows = await self._fetchall("SELECT * FROM evals ORDER BY id")
         return [shown_eval_row(r) for r in rows]
 

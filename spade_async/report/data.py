@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spade_async.designer_status import DesignerTally, read_tally
 from spade_async.memory.readonly import open_readonly
-from spade_async.selfplay.steering import ActionRow, read_actions
-from spade_async.steps import shown_eval_row
+from spade_async.memory.steering import ActionRow, read_actions
+from spade_async.selfplay.design.status import DesignerTally, read_tally
+from spade_async.util.steps import shown_eval_row
 
 
 @dataclass

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from spade_async.designer_status import designer_verdict, top_reasons
 from spade_async.report.data import RunData
 from spade_async.report.plots import PLOTS, eval_headlines, regret_not_measured
-from spade_async.steps import checkpoint_folders, shown
-from spade_async.textsafe import terminal_safe
+from spade_async.selfplay.design.status import designer_verdict, top_reasons
+from spade_async.util.steps import checkpoint_folders, shown
+from spade_async.util.textsafe import terminal_safe
 
 
 def _f(v: float | None, signed: bool = False) -> str:
@@ -25,7 +25,7 @@ def _mean_of(values: list[float]) -> float:
 
 def _checkpoints(data: RunData, run_dir: Path) -> str:
     """The checkpoints still on disk, by folder name (``run.keep_checkpoints`` prunes older folders;
-    the table keeps them all). The table counts steps from 0, folders from 1: spade_async.steps."""
+    the table keeps them all). The table counts steps from 0, folders from 1: spade_async.util.steps."""
     folders = checkpoint_folders(run_dir)
     kept = [folders[shown(s)].name for s in data.checkpoints if shown(s) in folders]
     text = ", ".join(kept) or "none"

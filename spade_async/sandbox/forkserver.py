@@ -132,7 +132,7 @@ class ForkServer:
     async def _start(cls, base: str, uid_base: int, uid_lock: socket.socket | None, namespaces: bool) -> ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_path = os.path.join(base, "zygote.log")
-        cmd = [sys.executable, "-s", "-m", "spade_async.sandbox.zygote",
+        cmd = [sys.executable, "-s", "-m", "spade_async.sandbox.child.zygote",
                str(theirs.fileno()), str(os.getpid()), base, str(uid_base), "1" if namespaces else "0"]
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:

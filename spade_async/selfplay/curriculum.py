@@ -40,16 +40,16 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from spade_async.admission.validate import Promise
 from spade_async.config import SelfPlayConfig
-from spade_async.rewards import (
+from spade_async.learner.samples import TrainSample
+from spade_async.selfplay.design.designer import Design
+from spade_async.selfplay.rewards import (
     DesignerCandidate,
     DesignerRewardParams,
     designer_rewards,
     hint_regret,
 )
-from spade_async.samples import TrainSample
-from spade_async.sandbox.validate import Promise
-from spade_async.selfplay.designer import Design
 
 
 @dataclass

@@ -16,7 +16,7 @@ import pytest
 
 from spade_async.config import load_config
 from spade_async.engine.base import Completion, GenerationRequest
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import LOTTERY_ENV
 from tests.cluster.test_remote_pool import wait_cpus
 

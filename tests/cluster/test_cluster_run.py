@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config
-from spade_async.launch import open_run
 from spade_async.report.data import read_run
 from spade_async.report.markdown import summary
+from spade_async.run.assemble import open_run
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner, coin_agent
 from tests.cluster.test_remote_pool import wait_cpus
 

@@ -16,7 +16,7 @@ from spade_async.config import LearnerConfig, ModelConfig, SandboxConfig
 from spade_async.engine.base import Sampling
 from spade_async.learner.grpo import group_advantages
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.selfplay.agent import play_episode
+from spade_async.selfplay.play.agent import play_episode
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 

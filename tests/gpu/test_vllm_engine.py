@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from spade_async.gpu import cuda_device_count
+from spade_async.hardware.gpu import cuda_device_count
 
 torch = pytest.importorskip("torch")
 pytestmark = [
@@ -27,7 +27,7 @@ async def test_vllm_logprobs_match_forward(tmp_path) -> None:
     from spade_async.engine.base import GenerationRequest, Sampling
     from spade_async.engine.embedded import model_dir
     from spade_async.engine.vllm import VLLMEngine
-    from spade_async.placement import resolve_placement
+    from spade_async.hardware.placement import resolve_placement
 
     model = os.environ.get("SPADE_GPU_MODEL") or str(model_dir())
     cfg = Config.model_validate({"run": {"device": "cuda"}, "engine": {"backend": "vllm", "gpu_memory_utilization": 0.3, "max_model_len": 1024},

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import anyio
 
-from spade_async.launch import open_run
 from spade_async.memory.store import Store
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, make_config
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import make_config
 from tests.integration.test_steering import numbered_designer

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import BROKEN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, heads_if_hinted, make_config
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config
-from spade_async.corpus import Document
 from spade_async.engine.base import Completion
-from spade_async.launch import open_run
+from spade_async.learner.samples import TrainSample
 from spade_async.memory.records import EnvRecord
-from spade_async.samples import TrainSample
-from spade_async.selfplay.agent import Episode
+from spade_async.run.assemble import open_run
 from spade_async.selfplay.curriculum import LiveEnv
-from spade_async.selfplay.designer import Design, DesignJob
-from spade_async.selfplay.novelty import code_key
+from spade_async.selfplay.design.corpus import Document
+from spade_async.selfplay.design.designer import Design, DesignJob
+from spade_async.selfplay.design.novelty import code_key
+from spade_async.selfplay.play.agent import Episode
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import coin_variant, heads_if_hinted, make_config
 

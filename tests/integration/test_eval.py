@@ -11,14 +11,14 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.config import Config
-from spade_async.eval.games import HELDOUT_SEED_BASE, heldout_seed
-from spade_async.eval.reasoning import ReasoningGymSuite
 from spade_async.eval.runner import ALL_TASKS, BASE, ModelSpec, evaluate, summarise
 from spade_async.eval.suites import SuiteError, build_suite
+from spade_async.eval.suites.games import HELDOUT_SEED_BASE, heldout_seed
+from spade_async.eval.suites.reasoning import ReasoningGymSuite
 from spade_async.memory.store import Store
-from spade_async.orchestrator import Pipeline
+from spade_async.run.pipeline import Pipeline
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.testing import ScriptedEngine
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.eval.base_cache import CACHE_DIR
 from spade_async.testing import ScriptedEngine
@@ -48,7 +48,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, li
         engines.append(CountingEngine())
         return engines[-1]
 
-    monkeypatch.setattr("spade_async.launch.build_engine", build)
+    monkeypatch.setattr("spade_async.run.assemble.build_engine", build)
     monkeypatch.setattr("spade_async.engine.embedded.resolve_model_path", lambda name: name)
     return run, envs, engines
 

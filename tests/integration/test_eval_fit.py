@@ -11,9 +11,9 @@ import pytest
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.envs.seeds import load_seeds
-from spade_async.eval.games import GamesSuite
-from spade_async.eval.reasoning import ReasoningGymSuite
 from spade_async.eval.suites import EvalContext
+from spade_async.eval.suites.games import GamesSuite
+from spade_async.eval.suites.reasoning import ReasoningGymSuite
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.testing import ScriptedEngine
 

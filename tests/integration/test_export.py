@@ -12,7 +12,7 @@ import gymnasium
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.export.envs import EnvFilters, select_envs
 from tests.integration.runs import pipeline_run, tiny_adapter_run
 from tests.integration.test_pipeline import make_config, rows
@@ -90,7 +90,7 @@ def test_exported_envs_register_with_gymnasium_and_run_as_a_fixed_pool(tmp_path:
     # The folder is another run's fixed pool.
     import anyio
 
-    from spade_async.launch import open_run
+    from spade_async.run.assemble import open_run
     from spade_async.testing import ScriptedEngine, ScriptedLearner
 
     (tmp_path / "b").mkdir()

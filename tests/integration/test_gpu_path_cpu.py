@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 import torch
 
-from spade_async.adapters import checkpointed_versions, prune_adapters
-from spade_async.checkpoint import VERSION_FILE, write_checkpoint
 from spade_async.config import (
     Config,
     EngineConfig,
@@ -23,16 +21,17 @@ from spade_async.config import (
     SandboxConfig,
     load_config,
 )
-from spade_async.corpus import Document
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.engine.hf import HFEngine
 from spade_async.engine.vllm import VLLMEngine
 from spade_async.envs.seeds import load_seeds
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import Example
+from spade_async.run.checkpoint import VERSION_FILE, write_checkpoint
+from spade_async.run.retention import checkpointed_versions, prune_adapters
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.selfplay.agent import agent_context_budget, play_episode
-from spade_async.selfplay.designer import (
+from spade_async.selfplay.design.corpus import Document
+from spade_async.selfplay.design.designer import (
     DesignJob,
     PromptTooLong,
     design_environment,
@@ -40,6 +39,7 @@ from spade_async.selfplay.designer import (
     fit_design_prompt,
     write_hint,
 )
+from spade_async.selfplay.play.agent import agent_context_budget, play_episode
 from spade_async.testing import ScriptedEngine
 
 ROOT = Path(__file__).resolve().parents[2]

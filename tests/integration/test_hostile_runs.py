@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from spade_async.config import Config
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.selfplay.curriculum import Retired
 from spade_async.testing import COIN_ENV, ScriptedLearner
 from tests.integration.test_tool_use_pipeline import VAULT_ENV, vault_agent

@@ -17,9 +17,9 @@ from spade_async.config import Config
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.eval.inloop import BASE_FILE, VersionTap, versions_label
 from spade_async.eval.suites import EvalContext, EvalItem, ItemScore, Suite
-from spade_async.failpoints import InjectedFailure
-from spade_async.launch import innermost, open_run
+from spade_async.run.assemble import innermost, open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
+from spade_async.util.failpoints import InjectedFailure
 from tests.integration.test_pipeline import make_config, rows
 from tests.integration.test_resume import wait_for
 

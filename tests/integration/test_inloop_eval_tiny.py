@@ -11,7 +11,7 @@ import pytest
 
 from spade_async.config import load_config
 from spade_async.eval.inloop import BASE_FILE
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from tests.e2e.test_kill_resume import LOTTERY, overrides
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -4,7 +4,7 @@ Runs written before steps were counted from 1 stored ``spade-async eval --step``
 model label ``step_i`` and in-loop rows with ``eval_id`` ``loop-step-i``, ``i`` the 0-based
 index (also in the row's ``step`` column), so the report and the TUI showed ``step_0`` for
 what ``--step 1`` and every other screen call step 1. Every listing of the table (the store,
-the report, the TUI) now reads them as ``step_{i+1}`` (spade_async.steps.shown_eval_row);
+the report, the TUI) now reads them as ``step_{i+1}`` (spade_async.util.steps.shown_eval_row);
 a new run's rows come back as written, and reading never writes the database."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from spade_async.memory.store import LOOP_EVAL_PREFIX, Store
 from spade_async.report.data import read_run
 from spade_async.report.markdown import summary
 from spade_async.report.plots import eval_headlines
-from spade_async.steps import shown_eval_row
+from spade_async.util.steps import shown_eval_row
 from tui.reader import RunReader
 from tui.widgets.evals import latest_rows, render_evals
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config
-from spade_async.launch import open_run
-from spade_async.orchestrator import Pipeline
+from spade_async.run.assemble import open_run
+from spade_async.run.pipeline import Pipeline
 from spade_async.testing import BROKEN_ENV, COIN_ENV, ScriptedEngine, ScriptedLearner
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from spade_async.launch import open_run
-from spade_async.selfplay.steering import SteerError, queue_action
+from spade_async.memory.steering import SteerError, queue_action
+from spade_async.run.assemble import open_run
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import heads_if_hinted, make_config, rows
 from tests.sandbox.conftest import hostile

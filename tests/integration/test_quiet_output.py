@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_async.quiet import QUIET_ENV, VERBOSE_ENV
+from spade_async.util.quiet import QUIET_ENV, VERBOSE_ENV
 from tests.integration.runs import tiny_adapter_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ def _spade(*args: str, verbose_env: bool = False) -> subprocess.CompletedProcess
     env["PYTHONPATH"] = str(ROOT)
     if verbose_env:
         env[VERBOSE_ENV] = "1"
-    return subprocess.run([sys.executable, "-m", "spade_async.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spade_async.cli.main", *args], capture_output=True, text=True,
                           env=env, timeout=600, check=False)
 
 

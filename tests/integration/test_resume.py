@@ -15,12 +15,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from spade_async import failpoints
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest
-from spade_async.failpoints import InjectedFailure
-from spade_async.launch import RunError, innermost, open_run
+from spade_async.run.assemble import RunError, innermost, open_run
 from spade_async.testing import BROKEN_ENV, ScriptedEngine, ScriptedLearner
+from spade_async.util import failpoints
+from spade_async.util.failpoints import InjectedFailure
 from tests.integration.test_pipeline import coin_variant, heads_if_hinted, make_config, rows
 
 pytestmark = pytest.mark.anyio

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from spade_async.admission.validate import validate_source
 from spade_async.config import SandboxConfig
 from spade_async.envs.seeds import load_seeds
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import validate_source
 
 pytestmark = pytest.mark.anyio
 

@@ -19,9 +19,9 @@ from typing import Any
 import anyio
 import pytest
 
-from spade_async.launch import open_run
-from spade_async.orchestrator import Pipeline
-from spade_async.selfplay.steering import SteerError, queue_action, requester
+from spade_async.memory.steering import SteerError, queue_action, requester
+from spade_async.run.assemble import open_run
+from spade_async.run.pipeline import Pipeline
 from spade_async.testing import BROKEN_ENV, COIN_ENV, ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, make_config, rows
 
@@ -152,7 +152,7 @@ async def test_band_and_designer_share_hold_for_the_rest_of_the_run(tmp_path: Pa
     assert all(m["n_envs"] >= 1 for m in metrics)  # memory filled the live set
     assert [(k, st, s) for _, k, st, s, _ in actions(db)] == [("band", "applied", 1), ("designer_share", "applied", 1)]
     # The checkpoint after the last step carries the steering state.
-    from spade_async.checkpoint import read_checkpoint
+    from spade_async.run.checkpoint import read_checkpoint
 
     state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_4")["snapshot"]["curriculum"]["steering"]
     assert state["band"] == (0.2, 0.9) and state["design_share"] == 0.0
@@ -190,7 +190,7 @@ def test_kill_9_between_queueing_and_applying_loses_nothing_and_applies_once(tmp
     db = tmp_path / "run" / "run.sqlite"
     first = child(tmp_path, 2)
     assert first.returncode == 0, first.stderr[-2000:]
-    from spade_async.checkpoint import read_checkpoint
+    from spade_async.run.checkpoint import read_checkpoint
 
     # The finished run scored its last generation: the store says 'retired' (the run is over) ...
     live = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_2")["snapshot"]["curriculum"]["live"]

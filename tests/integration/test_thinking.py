@@ -12,15 +12,15 @@ from typing import Any
 import pytest
 
 from spade_async.config import Config, SandboxConfig
-from spade_async.corpus import Document
 from spade_async.engine.base import Completion, GenerationRequest, Sampling
 from spade_async.engine.tokens import TokenizerHelpers
 from spade_async.envs.seeds import SeedEnv
-from spade_async.eval.games import GamesSuite
 from spade_async.eval.suites import EvalContext
+from spade_async.eval.suites.games import GamesSuite
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.selfplay.designer import DesignJob, design_environment, write_hint
-from spade_async.selfplay.parsing import parse_action, parse_designer, strip_thinking
+from spade_async.selfplay.design.corpus import Document
+from spade_async.selfplay.design.designer import DesignJob, design_environment, write_hint
+from spade_async.selfplay.design.parsing import parse_action, parse_designer, strip_thinking
 from tests.integration.test_eval import ECHO_ENV
 
 pytestmark = pytest.mark.anyio

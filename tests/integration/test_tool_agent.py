@@ -11,7 +11,7 @@ from spade_async.config import SandboxConfig
 from spade_async.engine.base import Sampling
 from spade_async.envs.seeds import load_seeds
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.selfplay.tool_agent import TOOL_PREFILL, play_tool_episode
+from spade_async.selfplay.play.tool_agent import TOOL_PREFILL, play_tool_episode
 from spade_async.testing import ScriptedEngine
 
 pytestmark = pytest.mark.anyio

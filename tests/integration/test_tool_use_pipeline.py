@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 
 pytestmark = pytest.mark.anyio

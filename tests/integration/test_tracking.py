@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from spade_async.tracking.names import eval_metrics, namespaced
 from spade_async.tracking.sinks import TensorBoardSink, TrackingError, WandbSink, check_installed

@@ -13,8 +13,8 @@ import torch
 
 from spade_async.config import LearnerConfig, ModelConfig
 from spade_async.learner.grpo import group_advantages
+from spade_async.learner.samples import TrainSample
 from spade_async.learner.trainer import Trainer
-from spade_async.samples import TrainSample
 
 LORA = ModelConfig(lora_rank=8, lora_alpha=16)
 

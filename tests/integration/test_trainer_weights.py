@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from spade_async.config import LearnerConfig, ModelConfig
+from spade_async.learner.samples import TrainSample
 from spade_async.learner.trainer import Trainer
-from spade_async.samples import TrainSample
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ import random
 
 import pytest
 
+from spade_async.admission.audit import audit_play
+from spade_async.admission.validate import GARBAGE_ACTIONS, PLAY_SEEDS, draw_seeds, validate_source
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import GARBAGE_ACTIONS, PLAY_SEEDS, draw_seeds, validate_source
-from spade_async.selfplay.audit import audit_play
 from tests.sandbox.conftest import TEST_CFG, assert_serves, benign, hostile
 
 pytestmark = pytest.mark.anyio

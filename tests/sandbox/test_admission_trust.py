@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from spade_async.admission.validate import validate_source
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import validate_source
 from tests.sandbox.conftest import assert_serves, hostile
 
 pytestmark = pytest.mark.anyio
@@ -38,8 +38,8 @@ def test_validate_never_parses_in_the_trainer() -> None:
     import ast
     import inspect
 
+    from spade_async.admission import validate
     from spade_async.sandbox import pool as pool_module
-    from spade_async.sandbox import validate
 
     for module in (validate, pool_module):
         tree = ast.parse(inspect.getsource(module))

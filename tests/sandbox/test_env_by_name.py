@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from spade_async.commands.env_cmd import env as env_group
+from spade_async.cli.env_cmd import env as env_group
 from spade_async.envs.seeds import find_seed, seed_names
 
 SEEDS = Path(__file__).resolve().parents[2] / "spade_async" / "envs" / "seeds"

@@ -9,8 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 from gymnasium.utils.env_checker import check_env
 
-from spade_async.commands.env_cmd import env as env_group
-from spade_async.envs.gym import SandboxedGymEnv, to_printable
+from spade_async.cli.env_cmd import env as env_group
+from spade_async.export.gym import SandboxedGymEnv, to_printable
 from tests.sandbox.conftest import ENVS, HOSTILE, benign
 
 

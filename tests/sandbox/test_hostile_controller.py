@@ -15,18 +15,22 @@ from typing import Any
 
 import pytest
 
+from spade_async.admission.validate import MAX_REASONS, _Validator, validate_source
 from spade_async.config import SandboxConfig
 from spade_async.engine.base import Sampling
 from spade_async.envs.tool_schemas import MAX_TOOLS, ToolBox
 from spade_async.memory.records import EnvRecord, EpisodeRecord
 from spade_async.memory.store import Store
+from spade_async.sandbox.child.worker import check_nesting
 from spade_async.sandbox.errors import EnvProtocolError, RewardOutOfRange
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import MAX_REASONS, _Validator, validate_source
-from spade_async.sandbox.worker import check_nesting
-from spade_async.selfplay.agent import MAX_STORED_EPISODE_CHARS, MAX_STORED_TURN_CHARS, play_episode
-from spade_async.selfplay.designer import _repair_prompt
-from spade_async.selfplay.tool_agent import play_tool_episode
+from spade_async.selfplay.design.designer import _repair_prompt
+from spade_async.selfplay.play.agent import (
+    MAX_STORED_EPISODE_CHARS,
+    MAX_STORED_TURN_CHARS,
+    play_episode,
+)
+from spade_async.selfplay.play.tool_agent import play_tool_episode
 from spade_async.testing import ScriptedEngine
 from tests.sandbox.conftest import alive, assert_serves, hostile
 

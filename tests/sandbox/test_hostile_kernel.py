@@ -18,7 +18,7 @@ import pyseccomp as sc
 import pytest
 
 from spade_async.config import SandboxConfig
-from spade_async.sandbox import seccomp
+from spade_async.sandbox.child import seccomp
 from spade_async.sandbox.forkserver import claim_uid_range
 from spade_async.sandbox.isolation import from_probe
 from spade_async.sandbox.pool import SandboxPool

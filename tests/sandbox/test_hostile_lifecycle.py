@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from spade_async.admission.validate import validate_source
 from spade_async.config import SandboxConfig
 from spade_async.sandbox.cleanup import remove_tree
 from spade_async.sandbox.errors import EnvProtocolError, SandboxError
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.sandbox.protocol import decode_reply
-from spade_async.sandbox.validate import validate_source
 from tests.sandbox.conftest import (
     HOSTILE,
     alive,

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from spade_async.commands.env_cmd import env as env_group
-from spade_async.textsafe import is_terminal_safe, terminal_safe
+from spade_async.cli.env_cmd import env as env_group
+from spade_async.util.textsafe import is_terminal_safe, terminal_safe
 from tests.sandbox.conftest import HOSTILE, unsandboxed
 
 ESC = "\x1b"

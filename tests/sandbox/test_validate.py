@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from spade_async.admission.validate import validate_source
 from spade_async.sandbox.pool import SandboxPool
-from spade_async.sandbox.validate import validate_source
 from tests.sandbox.conftest import benign, hostile
 
 pytestmark = pytest.mark.anyio

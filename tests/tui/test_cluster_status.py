@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from spade_async.launch import open_run
 from spade_async.memory.schema import CLUSTER_METRIC_KEYS
 from spade_async.report.data import read_run
 from spade_async.report.markdown import summary
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner, coin_agent
 from tests.integration.test_pipeline import make_config
 from tests.tui.helpers import make_app, settle, text_of

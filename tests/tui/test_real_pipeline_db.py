@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from spade_async.launch import open_run
 from spade_async.memory.schema import CLUSTER_METRIC_KEYS, METRIC_KEYS
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, make_config
 from tests.tui.helpers import legend_value, make_app, settle, text_of

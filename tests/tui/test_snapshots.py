@@ -14,7 +14,7 @@ from rich.syntax import Syntax
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 from tests.tui.fixture_db import COUNTER
 from tests.tui.helpers import FakeController, make_app, settle
 from tui.widgets.envs import EnvTable

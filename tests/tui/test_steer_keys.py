@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input
 
-from spade_async.launch import open_run
+from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.runs import pipeline_run
 from tests.integration.test_pipeline import alternating_designer, make_config
@@ -46,7 +46,7 @@ def env_ids(db: Path, where: str) -> list[str]:
 def live_envs(run_dir: Path) -> list[Any]:
     """The live set the run continues with: the last checkpoint's (a finished run stores its last
     generation as 'retired' once it is scored; resuming restores it as live)."""
-    from spade_async.checkpoint import read_checkpoint
+    from spade_async.run.checkpoint import read_checkpoint
 
     return list(read_checkpoint(run_dir / "checkpoints" / "step_2")["snapshot"]["curriculum"]["live"])
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gl
 # come from the heap, and with a small live object after each they stay resident once freed.
 PROBE = """
 import sys
-from spade_async.allocator import release_free_memory, tune_malloc
+from spade_async.hardware.allocator import release_free_memory, tune_malloc
 tuned = tune_malloc()
 def rss(): return int(open("/proc/self/statm").read().split()[1]) * 4096
 b = bytearray(8 << 20); del b

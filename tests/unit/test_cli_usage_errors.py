@@ -1,7 +1,7 @@
 """Click's own usage errors (an unknown option, a missing argument, a bad value, an option
 without its value, an unknown command) print one line in the project's style on stderr,
 ``error: ... (spade-async CMD --help ...)``, and exit 2, for every command: one handler at the
-top-level group (spade_async/commands/usage.py). ``--help`` and a bare group's help stay
+top-level group (spade_async/cli/usage.py). ``--help`` and a bare group's help stay
 click's own."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

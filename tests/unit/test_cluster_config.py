@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.config import Config, ConfigError, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def test_a_run_with_cluster_off_never_imports_ray(tmp_path: Path) -> None:
         import sys
         import anyio
         from spade_async import cli  # noqa: F401  (the command line, as `spade-async run` loads it)
-        from spade_async.launch import open_run
+        from spade_async.run.assemble import open_run
         from spade_async.testing import ScriptedEngine, ScriptedLearner
         from tests.integration.test_pipeline import make_config
 
@@ -90,7 +90,7 @@ def test_engine_replicas_that_can_work_are_accepted() -> None:
 
 
 def test_a_replica_owns_the_gpus_ray_gave_it() -> None:
-    from spade_async.placement import PlacementError, replica_placement
+    from spade_async.hardware.placement import PlacementError, replica_placement
 
     cpu = replica_placement(validate_config({"cluster": engine_cluster()}), gpu_count=0)
     assert cpu.engine_device == "cpu" and cpu.engine_gpus == ()
@@ -107,7 +107,7 @@ def test_a_replica_owns_the_gpus_ray_gave_it() -> None:
 
 
 def test_a_driver_with_remote_vllm_replicas_needs_no_gpu_or_vllm_itself() -> None:
-    from spade_async.launch import preflight
+    from spade_async.run.assemble import preflight
 
     cfg = validate_config({"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=1),
                            "model": {"name": str(ROOT)}})  # any existing folder: not the embedded model

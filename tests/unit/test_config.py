@@ -14,7 +14,7 @@ from spade_async.config import (
     parse_override,
     validate_config,
 )
-from spade_async.launch import RunError, check_eval_suite
+from spade_async.run.assemble import RunError, check_eval_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "configs").glob("*.toml"))

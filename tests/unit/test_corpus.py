@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import CorpusConfig
-from spade_async.corpus import (
+from spade_async.selfplay.design.corpus import (
     BuiltinSource,
     Corpus,
     CorpusError,

@@ -7,14 +7,14 @@ import copy
 import pytest
 
 from spade_async.config import SKILLS, SelfPlayConfig
-from spade_async.corpus import Document
 from spade_async.engine.base import Completion
 from spade_async.memory.records import env_id_for
-from spade_async.rewards import DesignerCandidate, DesignerRewardParams, designer_rewards
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
-from spade_async.selfplay.designer import Design, DesignJob
-from spade_async.selfplay.generation import duplicate_keepers
-from spade_async.selfplay.novelty import code_key
+from spade_async.selfplay.design.corpus import Document
+from spade_async.selfplay.design.designer import Design, DesignJob
+from spade_async.selfplay.design.generation import duplicate_keepers
+from spade_async.selfplay.design.novelty import code_key
+from spade_async.selfplay.rewards import DesignerCandidate, DesignerRewardParams, designer_rewards
 
 DOC = Document("d", "doc", "text")
 
@@ -184,7 +184,7 @@ def test_state_round_trips_exactly() -> None:
 
 
 def test_only_model_written_environments_are_audited() -> None:
-    from spade_async.selfplay.audit import audited
+    from spade_async.admission.audit import audited
 
     assert audited("fresh") and audited("mutation")
     assert not audited("seed") and not audited("injected")

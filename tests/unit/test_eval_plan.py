@@ -10,7 +10,6 @@ import pytest
 
 from spade_async.config import Config
 from spade_async.envs.seeds import load_seeds
-from spade_async.eval.games import GamesSuite
 from spade_async.eval.plan import (
     Eta,
     Phase,
@@ -22,6 +21,7 @@ from spade_async.eval.plan import (
     suite_line,
     training_seconds_per_episode,
 )
+from spade_async.eval.suites.games import GamesSuite
 
 
 class Clock:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from spade_async import gpu
-from spade_async.gpu import (
+from spade_async.hardware import gpu
+from spade_async.hardware.gpu import (
     NVML_CHECK,
     cuda_device_count,
     scoped_visible_devices,
@@ -34,7 +34,7 @@ def test_a_process_that_probed_leaves_cuda_uninitialised() -> None:
     code = textwrap.dedent("""
         import os
         os.environ.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
-        from spade_async.gpu import cuda_device_count
+        from spade_async.hardware.gpu import cuda_device_count
         cuda_device_count()
         import torch
         print(os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"], torch.cuda.is_initialized())

@@ -213,7 +213,7 @@ def test_selected_logprobs_match_full_log_softmax(chunk_rows):
 
 
 def _sample(role, n_prompt, n_trained, advantage):
-    from spade_async.samples import TrainSample
+    from spade_async.learner.samples import TrainSample
 
     n = n_prompt + n_trained
     return TrainSample(role=role, input_ids=list(range(1, n + 1)), loss_mask=[0] * n_prompt + [1] * n_trained,

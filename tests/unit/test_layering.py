@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config
-from spade_async.launch import RunError, check_eval_suite
+from spade_async.run.assemble import RunError, check_eval_suite
 
 PKG = Path(__file__).resolve().parents[2] / "spade_async"
 
@@ -81,7 +81,7 @@ def import_graph(*, deferred: bool = True) -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str:
-    """``spade_async.eval.games`` -> ``spade_async.eval``; top-level modules are their own package."""
+    """``spade_async.eval.suites.games`` -> ``spade_async.eval``; top-level modules are their own package."""
     parts = module.split(".")
     return ".".join(parts[:2])
 
@@ -141,7 +141,7 @@ def test_the_package_has_no_import_cycles() -> None:
     left: a registry that loads its own package's plugins on first use (``eval.suites`` loading
     ``eval.games`` and ``eval.reasoning``, which register themselves with it)."""
     at_import = import_graph(deferred=False)
-    assert "spade_async.config" in at_import["spade_async.orchestrator"]
+    assert "spade_async.config" in at_import["spade_async.run.pipeline"]
     assert cycles(at_import) == []
     for cycle in cycles(import_graph()):
         assert len({package_of(m) for m in cycle}) == 1, f"import cycle across packages: {cycle}"

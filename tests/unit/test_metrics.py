@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spade_async import metrics
-from spade_async.metrics import learnable_fraction, vendi_score, win_rate_band
-from spade_async.rewards import plateau
+from spade_async.selfplay import health as metrics
+from spade_async.selfplay.health import learnable_fraction, vendi_score, win_rate_band
+from spade_async.selfplay.rewards import plateau
 
 
 def test_doctests() -> None:

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spade_async.envs.contract import parse_boxed
-from spade_async.selfplay import parsing
-from spade_async.selfplay.parsing import (
+from spade_async.selfplay.design import parsing
+from spade_async.selfplay.design.parsing import (
     MAX_HINT_CHARS,
     REASON_CUT_OFF,
     REASON_EMPTY,

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.config import Config, load_config
-from spade_async.launch import RunError, preflight
-from spade_async.placement import PlacementError, resolve_placement
+from spade_async.hardware.placement import PlacementError, resolve_placement
+from spade_async.run.assemble import RunError, preflight
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,7 +127,7 @@ def test_config_show_prints_the_resolved_placement() -> None:
 def test_open_file_limit_is_raised_for_many_env_children(monkeypatch: pytest.MonkeyPatch) -> None:
     import resource
 
-    from spade_async.launch import raise_open_file_limit
+    from spade_async.run.assemble import raise_open_file_limit
 
     limits = {"soft": 1024, "hard": 4096}
     set_to: list[tuple[int, int]] = []

@@ -8,12 +8,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async import presets
-from spade_async.cli import cli
-from spade_async.commands import presets_cmd
-from spade_async.config import ConfigError, load_config
+from spade_async.cli.main import cli, presets_cmd
+from spade_async.config import ConfigError, load_config, presets
+from spade_async.config.presets import (
+    find_preset,
+    list_presets,
+    presets_dir,
+    resolve_config,
+    summary_of,
+)
 from spade_async.engine import embedded
-from spade_async.presets import find_preset, list_presets, presets_dir, resolve_config, summary_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "configs").glob("*.toml"))

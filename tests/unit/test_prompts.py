@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from spade_async.envs.seeds import load_seeds
-from spade_async.selfplay.parsing import extract_code
+from spade_async.selfplay.design.parsing import extract_code
 from spade_async.selfplay.prompts import (
     DOMAIN_TEMPLATES,
     MUTATIONS,

@@ -14,11 +14,11 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.figure import Figure
 
-from spade_async.designer_status import DesignerTally
 from spade_async.report.build import build_report
 from spade_async.report.data import RunData, read_run
 from spade_async.report.markdown import summary
 from spade_async.report.plots import draw
+from spade_async.selfplay.design.status import DesignerTally
 from tests.tui.fixture_db import build_fixture_db
 
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spade_async import rewards
 from spade_async.config import SelfPlayConfig
-from spade_async.rewards import (
+from spade_async.selfplay import rewards
+from spade_async.selfplay.rewards import (
     DesignerCandidate,
     DesignerRewardParams,
     candidate_raw_reward,

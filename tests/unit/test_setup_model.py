@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
-from spade_async.commands import model_cmd
+from spade_async.cli.main import cli, model_cmd
 from spade_async.engine.embedded import GGUF_FILE
 
 

@@ -12,10 +12,10 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.memory.records import EnvRecord
+from spade_async.memory.steering import SteerError, describe, pinned_ids, queue_action
 from spade_async.memory.store import Store
-from spade_async.selfplay.steering import SteerError, describe, pinned_ids, queue_action
 from tests.unit.test_curriculum import curriculum, design, live, play
 
 # ------------------------------------------------------------------ the curriculum's side

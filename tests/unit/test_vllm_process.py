@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli import cli
+from spade_async.cli.main import cli
 from spade_async.config import Config, load_config
 from spade_async.engine import reaper as reaper_mod
 from spade_async.engine import vllm as engine_vllm
 from spade_async.engine.base import Completion, GenerationRequest, Sampling
-from spade_async.placement import resolve_placement
+from spade_async.hardware.placement import resolve_placement
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,7 +111,7 @@ class FakeAsyncLLM:
 
 @pytest.mark.anyio
 async def test_an_episodes_turns_and_a_groups_plays_share_a_replica(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spade_async.selfplay.agent import Episode, TokenTrace
+    from spade_async.selfplay.play.agent import Episode, TokenTrace
 
     monkeypatch.setattr(engine_vllm, "build_sampling_params", lambda s, ids: None)
     monkeypatch.setattr(engine_vllm, "build_token_prompt", lambda ids: ids)

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 from ..reader import EnvDetail, EnvSummary
 from ..stats import fmt_num

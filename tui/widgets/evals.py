@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 
 def latest_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import RichLog
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 from ..reader import EventRow
 from ..stats import fmt_duration

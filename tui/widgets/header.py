@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import Static
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 from ..reader import RunInfo, StepRow
 from ..stats import elapsed_s, eta_s, fmt_duration, fmt_num, latest

@@ -32,7 +32,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 from ..stats import fmt_num
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 from ..reader import Episode
 

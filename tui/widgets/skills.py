@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from spade_async.textsafe import terminal_safe
+from spade_async.util.textsafe import terminal_safe
 
 from ..stats import SkillStats, fmt_num
 

@@ -129,7 +129,7 @@ def example_verdict(
 ) -> str:
     """How a past environment played, in words a small model can act on.
 
-    ``band`` is :func:`spade_async.metrics.win_rate_band`'s answer for it (``None`` for a seed).
+    ``band`` is :func:`spade_async.selfplay.health.win_rate_band`'s answer for it (``None`` for a seed).
     """
     if band == "invalid":
         return "broken (it failed the checks): avoid its mistakes"

@@ -1,0 +1,241 @@
+"""``spade-async eval [RUN_DIR]``: score the base model and a run's adapters on held-out suites.
+
+Why a command of its own: a run's own curves are measured on its training games and seeds;
+this plays held-out seeds (and reasoning-gym, or any folder of environments) with the base
+model and with each adapter on the same items, and prints the paired delta with its 95%
+interval. Results also go into the run's database (``evals`` table) so ``report`` and the TUI
+show them. Progress goes to stderr, so ``--json`` output on stdout stays clean.
+
+Cost: before loading anything it prints the plan (``eval.plan``: suites, items, models, what is
+cached, an estimated time) and, while scoring, the items left and an estimate of the time left.
+The base model's scores are kept in ``RUN_DIR/eval/base_cache`` (``eval.base_cache``) and
+reused by every later eval with the same key; ``--fresh-base`` scores it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from spade_async.cli.errors import CONFIG_FILE, CommandFailed, UsageProblem, run_folder
+from spade_async.config import Config, ConfigError, load_config
+
+
+def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple[str, ...]) -> Config:
+    if config_path is None and run_dir is None:
+        raise UsageProblem("give a RUN_DIR (a training run folder) or --config CONFIG (base model only)")
+    if config_path is None:
+        run_folder(run_dir, CONFIG_FILE)  # type: ignore[arg-type]  # checked above
+    path = Path(config_path) if config_path else run_dir / CONFIG_FILE  # type: ignore[operator]
+    if not path.is_file():
+        raise UsageProblem(f"--config {config_path}: no such file")
+    try:
+        return load_config(path, list(overrides))
+    except ConfigError as exc:
+        raise UsageProblem("; ".join(exc.problems)) from None
+
+
+@click.command("eval")
+@click.argument("run_dir", required=False, type=click.Path())
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config whose model and sampling to use (default: RUN_DIR/config.toml).")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value, e.g. engine.agent.temperature=0.7.")
+@click.option("--adapter", "adapters", multiple=True, metavar="PATH", help="A PEFT adapter folder (or a checkpoint folder) to compare with the base. Repeatable.")
+@click.option("--step", "steps", multiple=True, metavar="N|last", help="The adapter of the checkpoint after step N (counted from 1, as on the console): RUN_DIR/checkpoints/step_N. Repeatable. Default: the newest checkpoint.")
+@click.option("--suite", "suites", multiple=True, default=("games",), show_default=True, metavar="NAME[:ARG]",
+              help="games, games:easy, games:standard, reasoning_gym[:FAMILIES], envs:FOLDER. Repeatable.")
+@click.option("--episodes", type=click.IntRange(min=1), default=16, show_default=True, help="Held-out episodes per environment.")
+@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True, help="Held-out seed range; tune on dev, report test.")
+@click.option("--rg-size", type=click.IntRange(min=1), default=16, show_default=True, help="Problems per reasoning-gym dataset.")
+@click.option("--rg-max-new-tokens", type=click.IntRange(min=1), default=192, show_default=True, help="Answer length limit for reasoning-gym.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Items scored at once (default: engine.batch_size).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@click.option("--no-save", is_flag=True, help="Do not write the results into RUN_DIR's database.")
+@click.option("--tasks/--no-tasks", "per_task", default=True, show_default=True, help="Show per-task (per-game) lines.")
+@click.option("--fresh-base", is_flag=True, help="Score the base model again instead of reusing its scores cached in RUN_DIR/eval/base_cache.")
+def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[str, ...], adapters: tuple[str, ...],
+                 steps: tuple[str, ...], suites: tuple[str, ...], episodes: int, split: str, rg_size: int,
+                 rg_max_new_tokens: int, concurrency: int | None, as_json: bool, no_save: bool, per_task: bool,
+                 fresh_base: bool) -> None:
+    """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
+    run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
+    cfg = _load_config(run, config_path, overrides)
+    from spade_async.eval.models import ModelSpecError, resolve_models
+    from spade_async.eval.suites import SuiteError, build_suite
+
+    try:
+        models = resolve_models(run, adapters, steps)
+        options = {"episodes": episodes, "split": split, "rg_size": rg_size, "rg_max_new_tokens": rg_max_new_tokens}
+        built = [build_suite(spec, options) for spec in suites]
+    except (ModelSpecError, SuiteError) as exc:
+        raise UsageProblem(str(exc)) from None
+    db = run / "run.sqlite" if run is not None and not no_save else None
+    if db is not None and not db.is_file():
+        db = None
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from spade_async.run.assemble import KNOWN_ERRORS, innermost
+
+    try:
+        payload = anyio.run(lambda: _evaluate(cfg, built, models, db, concurrency or cfg.engine.batch_size,
+                                              per_task=per_task, as_json=as_json, run_dir=run, fresh_base=fresh_base))
+    except Exception as group:
+        inner = innermost(group)
+        if isinstance(inner, KNOWN_ERRORS):
+            raise CommandFailed(str(inner)) from None
+        raise
+    if as_json:
+        click.echo(json.dumps(payload, indent=1))
+
+
+async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path | None, concurrency: int,
+                    *, per_task: bool, as_json: bool, run_dir: Path | None = None, fresh_base: bool = False) -> dict[str, Any]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from spade_async.engine.embedded import resolve_model_path
+    from spade_async.eval.base_cache import BaseCache, base_key
+    from spade_async.eval.plan import (
+        Eta,
+        Phase,
+        format_seconds,
+        load_timing,
+        plan_lines,
+        prior_seconds_per_item,
+        save_timing,
+        suite_line,
+        training_seconds_per_episode,
+    )
+    from spade_async.eval.runner import evaluate, summarise
+    from spade_async.eval.table import results_json, results_table
+    from spade_async.memory.store import Store
+    from spade_async.run.assemble import build_engine, preflight
+    from spade_async.sandbox.pool import SandboxPool
+
+    err = Console(stderr=True)
+    t_start = time.perf_counter()
+    # -- the plan: what is cached, what will be scored, about how long it takes ----------------
+    items = [s.items() for s in suites]
+    cache = BaseCache(run_dir) if run_dir is not None else None
+    keys = [base_key(cfg, s, its, cfg.engine.max_model_len) for s, its in zip(suites, items, strict=True)]
+    cached = {} if cache is None or fresh_base else {i: hit for i, k in enumerate(keys) if (hit := cache.load(k)) is not None}
+    phases = [Phase(models[0].label, sum(len(its) for i, its in enumerate(items) if i not in cached),
+                    [suites[i].name for i in sorted(cached)])]
+    phases += [Phase(m.label, sum(len(its) for its in items)) for m in models[1:]]
+    scored_suites = [s for i, s in enumerate(suites) if i not in cached or len(models) > 1]
+    prior, source = prior_seconds_per_item(scored_suites, load_timing(run_dir), training_seconds_per_episode(run_dir, cfg))
+    eta = Eta(phases, concurrency=concurrency, prior_s_per_item=prior)
+    if cache is None:
+        note = "base scores are not cached without a RUN_DIR"
+    elif fresh_base:
+        note = "--fresh-base: the base model is scored again and its cache replaced"
+    else:
+        uncacheable = [s.name for s, k in zip(suites, keys, strict=True) if k is None]
+        note = f"base scores cached in {cache.root}" + (f"; not cacheable: {', '.join(uncacheable)}" if uncacheable else "")
+    for line in plan_lines([suite_line(s, len(its), cfg) for s, its in zip(suites, items, strict=True)], phases,
+                           concurrency=concurrency, eta_s=eta.remaining(), rate_source=source, cache_note=note):
+        err.print(line, highlight=False, soft_wrap=True)
+    # -- load and score ---------------------------------------------------------------------------
+    placement = preflight(cfg)
+    err.print(f"loading model {cfg.model.name} ...")
+    model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
+    engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
+    t_loaded = time.perf_counter()
+    needs_pool = any(s.needs_sandbox for i, s in enumerate(suites) if i not in cached or len(models) > 1)
+    pool = await SandboxPool.start(cfg.sandbox) if needs_pool else None
+
+    def on_base(scored: list[Any], seconds: float) -> None:
+        if cache is None:
+            return
+        n = sum(len(t.items) for t in scored)
+        for t in scored:
+            i = next(j for j, s in enumerate(suites) if s is t.suite)
+            cache.save(keys[i], t.scores[models[0].label], seconds * len(t.items) / max(n, 1))
+
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.fields[eta]}"), console=err, transient=False) as bar:
+            tasks = {p.label: bar.add_task(f"{p.label:>10}", total=max(p.items, 1), eta="", visible=p.items > 0)
+                     for p in phases}
+            last_line = [time.perf_counter()]
+
+            def progress(label: str, done: int, total: int) -> None:
+                eta.update(label, done)
+                left = f"{eta.items_left()} items left, about {format_seconds(eta.remaining())}"
+                for t in tasks.values():
+                    bar.update(t, eta=left)
+                bar.update(tasks[label], completed=done)
+                now = time.perf_counter()
+                if not err.is_terminal and (done == total or now - last_line[0] >= 30.0
+                                            or done * 10 // total != (done - 1) * 10 // total):
+                    # no live bar when stderr is a file or pipe: a line per 10% (or 30 s) instead
+                    last_line[0] = now
+                    err.print(f"{label}: {done}/{total} items, {now - t_loaded:.0f}s; {left}", highlight=False, soft_wrap=True)
+
+            table, seconds = await evaluate(engine, pool, cfg, suites, models, concurrency=concurrency, progress=progress,
+                                            cached_base={i: hit.scores for i, hit in cached.items()}, on_base=on_base)
+    finally:
+        if pool is not None:
+            await pool.aclose()
+        if hasattr(engine, "aclose"):
+            await engine.aclose()
+    if run_dir is not None:
+        timing = {}
+        for label, secs in seconds.items():
+            scored = [t for i, t in enumerate(table) if label != models[0].label or i not in cached]
+            n = sum(len(t.items) for t in scored)
+            if n:
+                timing.update({t.suite.name: secs / n for t in scored})
+        save_timing(run_dir, timing)
+    rows = summarise(table, models)
+    eval_id = uuid.uuid4().hex[:12]
+    if db is not None:
+        async with await Store.open(db) as store:
+            await store.record_evals([{**r.as_dict(), "eval_id": eval_id, "ci_low": r.low, "ci_high": r.high,
+                                       "seconds": seconds[r.model]} for r in rows])
+    if db is not None:
+        _track(cfg, db.parent, rows, models, err)
+    timing_out: dict[str, Any] = {
+        "load_s": round(t_loaded - t_start, 2), "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
+        "total_s": round(time.perf_counter() - t_start, 2),
+        "base_cached": [suites[i].name for i in sorted(cached)],
+    }
+    if not as_json:
+        out = Console()
+        out.print(results_table(rows, per_task=per_task, title=f"held-out evaluation {eval_id}"))
+        base_note = f" (cached: {', '.join(timing_out['base_cached'])})" if cached else ""
+        out.print(f"model load {timing_out['load_s']}s; "
+                  + ", ".join(f"{k} {v}s{base_note if k == models[0].label else ''}" for k, v in timing_out["per_model_s"].items())
+                  + (f"; saved to {db}" if db is not None else ""))
+    return results_json(rows, eval_id=eval_id, model=cfg.model.name, timing=timing_out,
+                        suites=[s.name for s in suites], saved_to=str(db) if db else None)
+
+
+def _track(cfg: Config, run_dir: Path, rows: list[Any], models: list[Any], err: Any) -> None:
+    """Send the figures to the run's tracking sinks (``eval/<model>/<suite>/<metric>...``), each
+    adapter at its checkpoint's step; a sink failure is a warning, the results are saved already."""
+    from spade_async.tracking.names import eval_metrics
+    from spade_async.tracking.sinks import TRACKING_BACKENDS, make_sinks
+    from spade_async.util.steps import shown
+
+    backends = [b for b in cfg.log.backends if b in TRACKING_BACKENDS]
+    if not backends:
+        return
+    try:
+        sinks = make_sinks(backends, run_dir=run_dir, project=cfg.log.project or cfg.run.name, name=cfg.run.name)
+        try:
+            for model in models:
+                figures = eval_metrics(r for r in rows if r.model == model.label)
+                if figures:
+                    for sink in sinks:
+                        sink.log(shown(model.step) if model.step is not None else 0, figures)
+        finally:
+            for sink in sinks:
+                sink.close()
+    except Exception as exc:  # tracking is a copy; never lose the evaluation over it
+        err.print(f"warning: could not log to {', '.join(backends)}: {exc}")

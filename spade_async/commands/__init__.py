@@ -1,1 +1,0 @@
-"""Click command groups of the ``spade-async`` CLI, one module per group."""

