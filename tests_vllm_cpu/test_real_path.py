@@ -90,7 +90,7 @@ class Run:
         self.run_dir = run_dir
         self.db = run_dir / "run.sqlite"
         self.log = run_dir.parent / f"{run_dir.name}-{int(time.time() * 1000)}.log"
-        cmd = [sys.executable, "-m", "spade_async.cli.main", "run", "tiny_vllm", "--headless",
+        cmd = [sys.executable, "-m", "spade_async.cli.app", "run", "tiny_vllm", "--headless",
                "--set", f'run.run_dir="{run_dir}"', "--set", f"run.max_steps={MAX_STEPS}",
                *[a for k, v in faster(run_dir.parent / "pool").items() for a in ("--set", f"{k}={v}")],
                *(["--resume"] if resume else [])]

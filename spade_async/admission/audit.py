@@ -34,7 +34,7 @@ import anyio
 
 from spade_async.admission.validate import PLAY_SEEDS, Promise, meaningless_action, wins
 from spade_async.sandbox.errors import SandboxError
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 
 USER_ORIGINS = frozenset({"seed", "injected"})
 """Origins of environments whose code the user supplied (never audited)."""
@@ -45,7 +45,7 @@ def audited(origin: str) -> bool:
     return origin not in USER_ORIGINS
 
 
-async def audit_play(pool: SandboxPool, source: str, promise: Promise | None, *, rng: random.Random,
+async def audit_play(pool: EnvPool, source: str, promise: Promise | None, *, rng: random.Random,
                      domain: str = "games", pace_s: float = 0.0) -> str | None:
     """One audit play of ``source``; the reason it fails the audit, or None (passed or errored)."""
     if promise is None:

@@ -24,7 +24,7 @@ from typing import Any
 from spade_async.envs.tool_calls import parse_tool_calls
 from spade_async.envs.tool_schemas import ToolBox, schema_problems
 from spade_async.sandbox.errors import EnvTimeout, SandboxError
-from spade_async.sandbox.pool import SandboxedEnv, SandboxPool
+from spade_async.sandbox.interface import EnvPool, EnvSession
 
 MIN_INSTRUCTIONS, MAX_INSTRUCTIONS = 3, 5
 CHECKS = ("tool_contract", "tool_schemas", "tool_backed", "instruction_count", "deterministic_state",
@@ -74,18 +74,18 @@ def _short(text: str, limit: int = 80) -> str:
 
 
 class _ToolUseChecks:
-    def __init__(self, pool: SandboxPool, source: str, seeds: tuple[int, ...], max_turns: int) -> None:
+    def __init__(self, pool: EnvPool, source: str, seeds: tuple[int, ...], max_turns: int) -> None:
         self.pool, self.source, self.seeds, self.max_turns = pool, source, seeds, max_turns
         self.verdict = ToolUseVerdict()
 
-    async def open(self) -> SandboxedEnv | None:
+    async def open(self) -> EnvSession | None:
         try:
             return await self.pool.open(self.source)
         except SandboxError as exc:
             self.verdict.fail("tool_contract", f"the code does not load: {exc}")
         return None
 
-    async def reset(self, env: SandboxedEnv, seed: int) -> dict[str, Any] | None:
+    async def reset(self, env: EnvSession, seed: int) -> dict[str, Any] | None:
         """reset(seed) and the tool contract checked on its info (at every reset, not only the first)."""
         try:
             _, info = await env.reset(seed)
@@ -185,7 +185,7 @@ class _ToolUseChecks:
         if wins:
             self.verdict.ok("reachable")
 
-    async def play_solution(self, env: SandboxedEnv, seed: int, info: dict[str, Any]) -> bool:
+    async def play_solution(self, env: EnvSession, seed: int, info: dict[str, Any]) -> bool:
         fail = self.verdict.fail
         box = ToolBox.from_info(info)
         instructions = [str(t) for t in info.get("instructions", [])]
@@ -234,7 +234,7 @@ class _ToolUseChecks:
         return False
 
 
-async def check_tool_use(pool: SandboxPool, source: str, seeds: tuple[int, ...], max_turns: int) -> ToolUseVerdict:
+async def check_tool_use(pool: EnvPool, source: str, seeds: tuple[int, ...], max_turns: int) -> ToolUseVerdict:
     """Run the tool-use admission checks on ``source`` in sandbox children; never raises for bad code."""
     checks = _ToolUseChecks(pool, source, seeds or (0,), max_turns)
     infos = await checks.phase_reset()

@@ -34,7 +34,7 @@ from typing import Any
 from spade_async.admission.tool_use import check_tool_use
 from spade_async.envs.contract import ALLOWED_IMPORTS
 from spade_async.sandbox.errors import EnvProtocolError, EnvTimeout, RewardOutOfRange, SandboxError
-from spade_async.sandbox.pool import SandboxedEnv, SandboxPool
+from spade_async.sandbox.interface import EnvPool, EnvSession
 
 GARBAGE_ACTIONS: tuple[str, ...] = (
     "\\boxed{xyzzy}", "", "\\boxed{}", "hello there", "\\boxed{" + "9" * 300 + "}",
@@ -103,7 +103,7 @@ class ValidationResult:
 
 
 class _Validator:
-    def __init__(self, pool: SandboxPool, source: str, max_turns: int, seeds: tuple[int, ...],
+    def __init__(self, pool: EnvPool, source: str, max_turns: int, seeds: tuple[int, ...],
                  rng: random.Random, domain: str = "games") -> None:
         self.pool, self.source, self.max_turns, self.seeds = pool, source, max_turns, seeds
         self.meaningless: set[str] = set()
@@ -164,7 +164,7 @@ class _Validator:
                                      "must answer quickly, do heavy work once in __init__")
         return result
 
-    async def open(self) -> SandboxedEnv | None:
+    async def open(self) -> EnvSession | None:
         try:
             return await self.pool.open(self.source)
         except EnvTimeout:
@@ -174,7 +174,7 @@ class _Validator:
             self.fail("loads", f"the code does not load: {exc}")
         return None
 
-    async def trace(self, env: SandboxedEnv, seed: int) -> Trace | None:
+    async def trace(self, env: EnvSession, seed: int) -> Trace | None:
         """reset(seed), then garbage actions until the episode ends or max_turns; None on failure."""
         try:
             obs, _ = await self.timed(env.reset(seed))
@@ -294,7 +294,7 @@ class _Validator:
         if wins:
             self.passed("solution")
 
-    async def play_solution(self, env: SandboxedEnv, seed: int) -> bool:
+    async def play_solution(self, env: EnvSession, seed: int) -> bool:
         try:
             await env.reset(seed)
             actions = await env.solution() or []
@@ -330,7 +330,7 @@ def draw_seeds(rng: random.Random, n: int = 2) -> tuple[int, ...]:
     return tuple(seeds)
 
 
-async def validate_source(pool: SandboxPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
+async def validate_source(pool: EnvPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
                           seeds: tuple[int, ...] | None = None, domain: str = "games",
                           rng: random.Random | None = None) -> ValidationResult:
     """Run every admission check on ``source`` in sandbox children; never raises for bad code

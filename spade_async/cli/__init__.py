@@ -1,6 +1,6 @@
 """The ``spade-async`` command line: one module per command group, the top-level group in
-:mod:`spade_async.cli.main`."""
+:mod:`spade_async.cli.app`."""
 
-from spade_async.cli.main import cli, main
+from spade_async.cli.app import cli, main
 
 __all__ = ["cli", "main"]

@@ -182,8 +182,7 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
     finally:
         if pool is not None:
             await pool.aclose()
-        if hasattr(engine, "aclose"):
-            await engine.aclose()
+        await engine.aclose()
     if run_dir is not None:
         timing = {}
         for label, secs in seconds.items():

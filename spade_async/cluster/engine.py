@@ -167,6 +167,12 @@ class RemoteEngine(TokenizerHelpers):
         return engine
 
     # -- what the TUI and the tests read ---------------------------------------------
+    fleet_name = "replicas"
+
+    def fleet_size(self) -> tuple[int, int]:
+        """(replicas serving, replicas started): the run's cluster metrics."""
+        return self.live_replicas, self.replicas
+
     @property
     def replicas(self) -> int:
         """Engine replicas the run started with."""

@@ -24,7 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from spade_async.engine.base import GenerationRequest, Sampling
+from spade_async.engine.base import Engine, GenerationRequest, Sampling
 from spade_async.util.failpoints import failpoint
 
 Outcome = dict[str, Any]
@@ -55,10 +55,15 @@ class EngineActor:
     """Holds one engine; made remote with ``ray.remote`` by :class:`~spade_async.cluster.engine.RemoteEngine`."""
 
     def __init__(self) -> None:
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._dir: Path | None = None
         self._loaded: list[Path] = []
         self.served = 0
+
+    def _live(self) -> Engine:
+        if self._engine is None:
+            raise RuntimeError("this engine replica was never started")
+        return self._engine
 
     async def start(self, cfg: dict[str, Any], model_path: str) -> Outcome:
         """Build the engine on this node (``model_path`` is resolved here: a hub id in this
@@ -88,7 +93,7 @@ class EngineActor:
         """Complete plain-data requests; plain-data completions (each with the adapter version
         that produced it) in the same order."""
         try:
-            completions = await self._engine.generate([request_from_dict(r) for r in requests])
+            completions = await self._live().generate([request_from_dict(r) for r in requests])
         except Exception as exc:  # e.g. a prompt longer than engine.max_model_len
             return _failed(exc)
         self.served += len(requests)
@@ -117,7 +122,7 @@ class EngineActor:
             if files is not None:
                 written = await anyio.to_thread.run_sync(self._write, version, files)
             source = str(written) if written is not None else str(path)
-            await self._engine.load_adapter(version, source)
+            await self._live().load_adapter(version, source)
         except Exception as exc:
             if written is not None:
                 shutil.rmtree(written, ignore_errors=True)
@@ -127,7 +132,7 @@ class EngineActor:
             for old in self._loaded[:-KEEP_VERSIONS]:
                 shutil.rmtree(old, ignore_errors=True)
             self._loaded = self._loaded[-KEEP_VERSIONS:]
-        return {"ok": True, "value": int(self._engine.adapter_version)}
+        return {"ok": True, "value": int(self._live().adapter_version)}
 
     async def info(self) -> dict[str, Any]:
         """Where it runs, the adapter version it serves, requests served, adapter folders kept."""
@@ -135,7 +140,7 @@ class EngineActor:
         return {"host": socket.gethostname(), "pid": os.getpid(),
                 "adapter_version": int(engine.adapter_version) if engine is not None else None,
                 "served": self.served, "adapter_dirs": [str(p) for p in self._loaded],
-                "generated_tokens": int(getattr(engine, "generated_tokens", 0))}
+                "generated_tokens": int(engine.generated_tokens) if engine is not None else 0}
 
     async def shutdown(self) -> None:
         """Release the engine and delete the adapter folder (the actor is killed after this)."""

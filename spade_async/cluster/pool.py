@@ -216,6 +216,13 @@ class RemoteSandboxPool:
             raise
         return pool
 
+    fleet_name = "pools"
+
+    def fleet_size(self) -> tuple[int, int]:
+        """(pools serving, pools started), after taking in replacements that answered."""
+        self.poll()
+        return self.live_pools, len(self.members)
+
     @property
     def live_pools(self) -> int:
         """Remote pools still serving."""

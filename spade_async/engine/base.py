@@ -80,7 +80,20 @@ class Completion:
 class Engine(Protocol):
     """An async text generator with hot-swappable LoRA adapters."""
 
-    adapter_version: int
+    @property
+    def adapter_version(self) -> int:
+        """The adapter version live for the next generate call (0 = base model)."""
+        ...
+
+    @property
+    def max_model_len(self) -> int | None:
+        """Longest prompt + completion the engine accepts (callers fit prompts to it); None: no limit."""
+        ...
+
+    @property
+    def generated_tokens(self) -> int:
+        """Completion tokens generated so far (all roles), for throughput figures."""
+        ...
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
         """Complete every request (order kept). Concurrent calls are allowed."""

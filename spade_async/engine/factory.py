@@ -7,14 +7,13 @@ call :func:`build_engine`, so a replica is exactly the engine a one-box run woul
 
 from __future__ import annotations
 
-from typing import Any
-
 from spade_async.config import Config
+from spade_async.engine.base import Engine
 from spade_async.hardware.gpu import cuda_device_count
 from spade_async.hardware.placement import Placement, resolve_placement
 
 
-def build_engine(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
+def build_engine(cfg: Config, model_path: str, placement: Placement | None = None) -> Engine:
     """The engine ``cfg.engine.backend`` names, on the placement's engine device(s)."""
     placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
     if cfg.engine.backend == "vllm":

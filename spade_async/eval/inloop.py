@@ -51,7 +51,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
@@ -68,7 +68,7 @@ from spade_async.eval.runner import (
 )
 from spade_async.eval.suites import EvalContext, ItemScore, SuiteError, build_suite
 from spade_async.memory.store import LOOP_BASE_EVAL_ID, LOOP_EVAL_PREFIX, Store
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 from spade_async.tracking.names import loop_eval_metrics
 from spade_async.tracking.sinks import Sink
 from spade_async.util.steps import shown
@@ -92,8 +92,46 @@ class VersionTap:
         self.versions: set[int] = set()
         self.tokens = 0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
+    # -- the rest of the Engine protocol, passed through -------------------------------
+    @property
+    def adapter_version(self) -> int:
+        return self._engine.adapter_version
+
+    @property
+    def max_model_len(self) -> int | None:
+        return self._engine.max_model_len
+
+    @property
+    def generated_tokens(self) -> int:
+        return self._engine.generated_tokens
+
+    async def load_adapter(self, version: int, path: str) -> None:
+        await self._engine.load_adapter(version, path)
+
+    def encode(self, text: str) -> list[int]:
+        return self._engine.encode(text)
+
+    def decode(self, token_ids: list[int]) -> str:
+        return self._engine.decode(token_ids)
+
+    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+        return self._engine.chat_text(messages, add_generation_prompt, enable_thinking, tools)
+
+    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
+                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
+        return self._engine.chat_prompt(messages, add_generation_prompt, enable_thinking, tools)
+
+    @property
+    def eos_token_id(self) -> int:
+        return self._engine.eos_token_id
+
+    @property
+    def eos_text(self) -> str:
+        return self._engine.eos_text
+
+    async def aclose(self) -> None:
+        """The tap does not own the engine: closing it leaves the engine running."""
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
         if self._gate is not None:
@@ -136,7 +174,7 @@ def format_eval_line(step: int | None, label: str, rows: Sequence[ResultRow], se
 class InLoopEval:
     """Scores the live policy every ``eval.every`` steps, as a task beside the pipeline's stages."""
 
-    def __init__(self, cfg: Config, *, engine: Engine, pool: SandboxPool, store: Store, run_dir: Path,
+    def __init__(self, cfg: Config, *, engine: Engine, pool: EnvPool, store: Store, run_dir: Path,
                  report: Callable[[str], None], sinks: Callable[[], Sequence[Sink]],
                  gate: Callable[[], Awaitable[None]] | None = None) -> None:
         self.cfg, self.every = cfg, cfg.eval.every
@@ -227,7 +265,7 @@ class InLoopEval:
                 return
         t0 = time.perf_counter()
         table = SuiteScores(self.suite, self.items)
-        await score_model(self._context(cast(Engine, self._tap())), [table], BASE,
+        await score_model(self._context(self._tap()), [table], BASE,
                           concurrency=self.cfg.eval.concurrency)
         seconds = time.perf_counter() - t0
         self.base = table.scores[BASE]
@@ -249,7 +287,7 @@ class InLoopEval:
         live = self.engine.adapter_version
         t0 = time.perf_counter()
         table = SuiteScores(self.suite, self.items)
-        await score_model(self._context(cast(Engine, tap)), [table], LOOP, concurrency=self.cfg.eval.concurrency)
+        await score_model(self._context(tap), [table], LOOP, concurrency=self.cfg.eval.concurrency)
         seconds = time.perf_counter() - t0
         label = versions_label(tap.versions or {live})
         if self.base is not None:

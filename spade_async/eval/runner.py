@@ -24,7 +24,7 @@ from spade_async.config import Config
 from spade_async.engine.base import Engine
 from spade_async.eval.stats import PairedDelta, paired_bootstrap
 from spade_async.eval.suites import EvalContext, EvalItem, ItemScore, Suite
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 
 BASE = "base"
 ALL_TASKS = "*"
@@ -106,7 +106,7 @@ BaseScored = Callable[[list[SuiteScores], float], None]
 """``on_base(suites_scored, seconds)``: called once the base model has scored its uncached suites."""
 
 
-async def evaluate(engine: Engine, pool: SandboxPool | None, cfg: Config, suites: list[Suite], models: list[ModelSpec],
+async def evaluate(engine: Engine, pool: EnvPool | None, cfg: Config, suites: list[Suite], models: list[ModelSpec],
                    *, concurrency: int = 16, progress: Progress | None = None,
                    cached_base: dict[int, list[ItemScore]] | None = None, on_base: BaseScored | None = None,
                    ) -> tuple[list[SuiteScores], dict[str, float]]:

@@ -18,12 +18,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
 from spade_async.cluster.errors import ClusterError
+from spade_async.cluster.status import Fleet
 from spade_async.config import Config, ConfigError, config_to_toml, gpu_settings, load_config
+from spade_async.engine.base import Engine
 from spade_async.engine.embedded import (
     EmbeddedModelError,
     gguf_path,
@@ -44,6 +46,7 @@ from spade_async.run.checkpoint import (
     write_checkpoint,
 )
 from spade_async.run.pipeline import Pipeline
+from spade_async.sandbox.interface import EnvPool
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
 from spade_async.selfplay.design.corpus import Corpus, CorpusError
 from spade_async.selfplay.design.designer import PromptTooLong
@@ -215,9 +218,10 @@ def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] 
     return resume
 
 
-async def start_sandbox(cfg: Config, report: Callable[[str], None] = print) -> SandboxPool:
+async def start_sandbox(cfg: Config, report: Callable[[str], None] = print,
+                        fleets: list[Fleet] | None = None) -> EnvPool:
     """The local sandbox pool, or with ``[cluster]`` on, remote pools behind the same interface
-    (Ray is imported only then)."""
+    (Ray is imported only then; the remote pools are also added to ``fleets``)."""
     if not cfg.cluster.enabled:
         return await SandboxPool.start(cfg.sandbox)
     from spade_async.cluster.pool import RemoteSandboxPool
@@ -227,14 +231,16 @@ async def start_sandbox(cfg: Config, report: Callable[[str], None] = print) -> S
     remote = await RemoteSandboxPool.start(cfg.sandbox, cc)
     for member in remote.members:
         report(f"cluster: {member.name}")
-    # Same interface (open, inspect, cfg, isolation, events): the orchestrator does not change.
-    return cast(SandboxPool, remote)
+    if fleets is not None:
+        fleets.append(remote)
+    # Same interface (sandbox.interface.EnvPool): the orchestrator does not change.
+    return remote
 
 
 async def start_engine(cfg: Config, model_path: str, placement: Placement,
-                       report: Callable[[str], None] = print) -> Any:
+                       report: Callable[[str], None] = print, fleets: list[Fleet] | None = None) -> Engine:
     """The local engine, or with ``cluster.engine_replicas`` on, remote replicas behind the
-    same interface (Ray is imported only then)."""
+    same interface (Ray is imported only then; the replicas are also added to ``fleets``)."""
     if not remote_engine(cfg):
         return await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
     from spade_async.cluster.engine import RemoteEngine
@@ -244,6 +250,8 @@ async def start_engine(cfg: Config, model_path: str, placement: Placement,
     remote = await RemoteEngine.start(cfg, model_path)
     for member in remote.members:
         report(f"cluster: {member.name}")
+    if fleets is not None:
+        fleets.append(remote)
     return remote
 
 
@@ -254,7 +262,7 @@ async def open_run(
     resume: bool = False,
     force: bool = False,
     report: Callable[[str], None] = print,
-    engine: Any | None = None,
+    engine: Engine | None = None,
     learner: Any | None = None,
 ) -> AsyncIterator[Pipeline]:
     """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
@@ -265,7 +273,8 @@ async def open_run(
     db_path = run_dir / DB_NAME
 
     report("probing the sandbox ...")
-    pool = await start_sandbox(cfg, report)
+    fleets: list[Fleet] = []
+    pool = await start_sandbox(cfg, report, fleets)
     builds_engine = engine is None
     try:
         report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
@@ -283,7 +292,7 @@ async def open_run(
             report(f"loading model {cfg.model.name} ...")
             model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
             if engine is None:  # first: its processes start before this one initialises CUDA
-                engine = await start_engine(cfg, model_path, placement, report)
+                engine = await start_engine(cfg, model_path, placement, report, fleets)
             if learner is None:
                 learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
@@ -308,6 +317,7 @@ async def open_run(
                 cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
                 run_dir=run_dir, report=report, checkpointer=checkpointer,
                 embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
+                fleets=fleets,
             )
             if resume:
                 await _restore(pipeline, store, run_dir, config_text, force, report, committed)
@@ -322,8 +332,7 @@ async def open_run(
                 yield pipeline
             finally:
                 await anyio.to_thread.run_sync(pipeline.close_trackers)
-                if hasattr(engine, "aclose"):
-                    await engine.aclose()
+                await engine.aclose()
         finally:
             await store.aclose()
     finally:

@@ -30,7 +30,7 @@ import secrets
 import signal
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,7 +38,7 @@ from typing import Any, Protocol
 import anyio
 
 from spade_async.admission.audit import audit_play, audited
-from spade_async.cluster.status import record_cluster_status
+from spade_async.cluster.status import Fleet, record_cluster_status
 from spade_async.config import Config
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
@@ -49,7 +49,7 @@ from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EpisodeRecord
 from spade_async.memory.store import Store
 from spade_async.run.retention import prune_adapters
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.generation import EnvGenerator
@@ -99,7 +99,7 @@ class Pipeline:
         cfg: Config,
         *,
         engine: Engine,
-        pool: SandboxPool,
+        pool: EnvPool,
         store: Store,
         learner: Learner | None,
         corpus: Corpus,
@@ -108,8 +108,11 @@ class Pipeline:
         report: Reporter = print,
         checkpointer: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
         embedder: TextEmbedder | None = None,
+        fleets: Sequence[Fleet] = (),
     ) -> None:
         self.cfg = cfg
+        self.fleets = list(fleets)
+        """Remote pools and engine replicas the launcher started (none on one box)."""
         self.sp = cfg.selfplay
         self.engine = engine
         self.pool = pool
@@ -207,7 +210,7 @@ class Pipeline:
                     hint=env.hint if hinted else None,
                     sampling=replace(sampling, seed=self._sampling_seed(seed, hinted)) if self.sp.seeded_sampling else sampling,
                     max_turns=self.sp.max_turns,
-                    max_context_tokens=agent_context_budget(self.sp.max_context_tokens, getattr(self.engine, "max_model_len", None)),
+                    max_context_tokens=agent_context_budget(self.sp.max_context_tokens, self.engine.max_model_len),
                     no_action_penalty=self.sp.no_action_penalty,
                     action_prefill=self.sp.action_prefill,
                 )
@@ -256,7 +259,7 @@ class Pipeline:
 
     def _rollout_tokens(self) -> int:
         """Tokens the engine generated for this run's rollouts (in-loop evaluation's left out)."""
-        return getattr(self.engine, "generated_tokens", 0) - self.loop_eval.generated_tokens
+        return self.engine.generated_tokens - self.loop_eval.generated_tokens
 
     async def produce(self, step: int) -> Batch:
         """Build one step's batch (design if due, play, score)."""
@@ -273,7 +276,7 @@ class Pipeline:
         t_play = time.perf_counter() - t0 - t_design
         samples, play_metrics = await self._score_plays(step, played)
         metrics.update(play_metrics)
-        metrics.update(await record_cluster_status(step, self.pool, self.engine, self.store))
+        metrics.update(await record_cluster_status(step, self.fleets, self.store))
         samples += self._pending_designer
         if self._pending_designer:
             metrics["designer_reward_mean"] = statistics.fmean(s.reward for s in self._pending_designer)

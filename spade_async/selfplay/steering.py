@@ -33,7 +33,7 @@ from spade_async.memory.records import EnvRecord, env_id_for
 from spade_async.memory.steering import SteerError, check_band, check_share, describe
 from spade_async.memory.store import Store
 from spade_async.sandbox.errors import SandboxError
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.design.parsing import clean_hint
 from spade_async.util.failpoints import failpoint
@@ -56,7 +56,7 @@ WriteStats = Callable[[LiveEnv, int, str, "float | None"], Awaitable[None]]
 class Steering:
     """Applies the queued actions to the curriculum; ``apply_queued(step)`` before each step."""
 
-    def __init__(self, cfg: Config, *, store: Store, pool: SandboxPool, curriculum: Curriculum,
+    def __init__(self, cfg: Config, *, store: Store, pool: EnvPool, curriculum: Curriculum,
                  write_stats: WriteStats) -> None:
         self.cfg = cfg
         self.sp = cfg.selfplay

@@ -104,6 +104,7 @@ class ScriptedEngine:
         self.policies.update(policies or {})
         self.rng = random.Random(seed)
         self.adapter_version = 0
+        self.max_model_len: int | None = None
         self.generated_tokens = 0
         self.calls = 0
         self.busy_intervals: list[tuple[float, float]] = []

@@ -39,7 +39,7 @@ def overrides(run_dir: Path, pool: Path, model: Path) -> list[str]:
 
 
 def spade(run_dir: Path, pool: Path, model: Path, *, resume: bool = False, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "spade_async.cli.main", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
            *overrides(run_dir, pool, model), *(["--resume"] if resume else [])]
     env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}
     if kill_at:
@@ -145,7 +145,7 @@ def test_ctrl_c_checkpoints_the_last_step_and_exits_0(setup: tuple[Path, Path, P
 
     root, pool, model = setup
     run_dir = root / "ctrl-c"
-    cmd = [sys.executable, "-m", "spade_async.cli.main", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
            *overrides(run_dir, pool, model), "--set", "run.max_steps=50", "--set", "run.checkpoint_every=100"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("SPADE_ASYNC_KILL_AT", None)
@@ -169,7 +169,7 @@ def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Pat
     root, pool, model = setup
     run_dir = root / "error"
     env_var = {"SPADE_ASYNC_RAISE_AT": "learn:3"}
-    cmd = [sys.executable, "-m", "spade_async.cli.main", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
            *overrides(run_dir, pool, model)]
     failed = subprocess.run(cmd, env={**os.environ, **env_var}, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert failed.returncode == 1
@@ -218,7 +218,7 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
     root, pool, model = setup
     run_dir = root / "random-kills"
     rng = random.Random(int(os.environ.get("SPADE_KILL_SEED", "20261130")))
-    cmd = [sys.executable, "-m", "spade_async.cli.main", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
+    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
            *overrides(run_dir, pool, model)]
     env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
     env["PYTHONUNBUFFERED"] = "1"
@@ -299,7 +299,7 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
     (pool / "parity.py").write_text(POLICY_GAME)
 
     def run(run_dir: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "spade_async.cli.main", "run", str(ROOT / "configs" / "tiny.toml"), "--headless", "--sync",
+        cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless", "--sync",
                *overrides(run_dir, pool, tiny_model_dir), *(["--resume"] if kw.get("resume") else [])]
         env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}
         if kw.get("kill_at"):

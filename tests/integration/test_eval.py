@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.config import Config
 from spade_async.eval.runner import ALL_TASKS, BASE, ModelSpec, evaluate, summarise
 from spade_async.eval.suites import SuiteError, build_suite

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.eval.base_cache import CACHE_DIR
 from spade_async.testing import ScriptedEngine

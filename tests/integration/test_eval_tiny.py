@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from tests.integration.runs import tiny_adapter_run
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import gymnasium
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.export.envs import EnvFilters, select_envs
 from tests.integration.runs import pipeline_run, tiny_adapter_run
 from tests.integration.test_pipeline import make_config, rows

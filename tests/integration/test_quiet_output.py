@@ -24,7 +24,7 @@ def _spade(*args: str, verbose_env: bool = False) -> subprocess.CompletedProcess
     env["PYTHONPATH"] = str(ROOT)
     if verbose_env:
         env[VERBOSE_ENV] = "1"
-    return subprocess.run([sys.executable, "-m", "spade_async.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "spade_async.cli.app", *args], capture_output=True, text=True,
                           env=env, timeout=600, check=False)
 
 

@@ -11,7 +11,7 @@ import matplotlib.image
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.memory.store import Store
 from spade_async.report.plots import PIXELS, PLOTS
 from tests.integration.runs import pipeline_run

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.eval.models import resolve_models
 from spade_async.report.data import read_run
 from spade_async.report.markdown import summary

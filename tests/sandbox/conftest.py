@@ -56,7 +56,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def env_check_works(tmpdir: str) -> None:
     """The next ``env check`` of a benign env, as a new process with this TMPDIR, admits it."""
-    done = subprocess.run([sys.executable, "-m", "spade_async.cli.main", "env", "check", str(ENVS / "guess.py")],
+    done = subprocess.run([sys.executable, "-m", "spade_async.cli.app", "env", "check", str(ENVS / "guess.py")],
                           capture_output=True, text=True, timeout=120, cwd=REPO,
                           env={**os.environ, "TMPDIR": tmpdir, "PYTHONPATH": str(REPO)})
     assert done.returncode == 0 and "ADMITTED" in done.stdout, done.stdout + done.stderr[-2000:]

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from spade_async import __version__
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 
 RUN_DIR_COMMANDS = [
     ["tui", "{run}"],
@@ -71,7 +71,7 @@ def test_usage_errors_inside_a_run_folder_share_the_style(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_verbose_is_read_before_or_after_the_subcommand(tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import spade_async.cli.main as cli_module
+    import spade_async.cli.app as cli_module
 
     seen: list[bool] = []
     monkeypatch.setattr(cli_module, "quiet_libraries", seen.append)

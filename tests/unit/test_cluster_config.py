@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.config import Config, ConfigError, validate_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from tests.tui.fixture_db import build_fixture_db
 
 SMALL = '[model]\nname = "embedded:smollm2-135m-instruct"\n[selfplay]\nmode = "spade"\n'

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.config import Config, load_config
 from spade_async.hardware.placement import PlacementError, resolve_placement
 from spade_async.run.assemble import RunError, preflight

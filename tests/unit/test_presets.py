@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli, presets_cmd
+from spade_async.cli import presets_cmd
+from spade_async.cli.app import cli
 from spade_async.config import ConfigError, load_config, presets
 from spade_async.config.presets import (
     find_preset,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli, model_cmd
+from spade_async.cli import model_cmd
+from spade_async.cli.app import cli
 from spade_async.engine.embedded import GGUF_FILE
 
 

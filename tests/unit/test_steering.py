@@ -12,7 +12,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.steering import SteerError, describe, pinned_ids, queue_action
 from spade_async.memory.store import Store

@@ -37,7 +37,7 @@ def test_the_tui_works_under_its_installed_name(tmp_path: Path) -> None:
     site.mkdir()
     (site / "spade_async").symlink_to(ROOT / "spade_async")
     (site / "spade_async_tui").symlink_to(ROOT / "tui")
-    done = _python("import sys, spade_async_tui.app, spade_async.cli.main as c\n"
+    done = _python("import sys, spade_async_tui.app, spade_async.cli.app as c\n"
                    "assert 'tui' not in sys.modules, 'a top-level tui was imported'\n"
                    "print(c._tui_module('cli').__name__, c._tui_module('run').__name__)", site)
     assert done.returncode == 0, done.stderr
@@ -52,13 +52,13 @@ def test_a_checkout_without_install_uses_its_own_tui_folder_only(tmp_path: Path)
                    "        if name == 'spade_async_tui':\n"
                    "            raise ModuleNotFoundError(name, name=name)\n"
                    "sys.meta_path.insert(0, Uninstalled())\n")
-    found = _python(uninstalled + "import spade_async.cli.main as c; print(c._tui_module('cli').__file__)", ROOT)
+    found = _python(uninstalled + "import spade_async.cli.app as c; print(c._tui_module('cli').__file__)", ROOT)
     assert found.returncode == 0 and Path(found.stdout.strip()) == ROOT / "tui" / "cli.py", found.stderr
     foreign = tmp_path / "foreign"
     (foreign / "tui").mkdir(parents=True)
     (foreign / "tui" / "__init__.py").write_text("")
     (foreign / "tui" / "cli.py").write_text("raise SystemExit('the wrong tui was imported')\n")
-    refused = _python(uninstalled + "import spade_async.cli.main as c\n"
+    refused = _python(uninstalled + "import spade_async.cli.app as c\n"
                       "try:\n    c._tui_module('cli')\nexcept ModuleNotFoundError as e:\n    print('refused', e.name)",
                       foreign, ROOT)
     assert refused.returncode == 0 and refused.stdout.strip() == "refused spade_async_tui", refused.stdout + refused.stderr

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.config import VLLM_LORA_RANKS, Config, ConfigError, validate_config
 from spade_async.engine import vllm as engine_vllm
 from spade_async.engine.base import Sampling, stop_token_ids

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from spade_async.cli.main import cli
+from spade_async.cli.app import cli
 from spade_async.config import Config, load_config
 from spade_async.engine import reaper as reaper_mod
 from spade_async.engine import vllm as engine_vllm

@@ -83,7 +83,7 @@ class GamesSuite:
             raise SuiteError(f"suite {self.name} needs the sandbox")
         sp = ctx.cfg.selfplay
         # The run's own transcript bound: never past the engine's limit (a longer prompt is refused).
-        budget = agent_context_budget(sp.max_context_tokens, getattr(ctx.engine, "max_model_len", None))
+        budget = agent_context_budget(sp.max_context_tokens, ctx.engine.max_model_len)
         episode = await play_episode(
             ctx.engine, ctx.pool, env_id=env_id_for(env.source), source=env.source, seed=seed, hint=None,
             sampling=Sampling.from_config(ctx.cfg.engine.agent), max_turns=sp.max_turns,

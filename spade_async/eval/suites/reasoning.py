@@ -122,7 +122,7 @@ class ReasoningGymSuite:
             {"role": "system", "content": SYSTEM_PROMPTS["default"]},
             {"role": "user", "content": entry["question"]},
         ], enable_thinking=agent.enable_thinking)
-        max_new = answer_budget(len(prompt), self.max_new_tokens, getattr(ctx.engine, "max_model_len", None))
+        max_new = answer_budget(len(prompt), self.max_new_tokens, ctx.engine.max_model_len)
         if max_new < MIN_ANSWER_TOKENS:
             return ItemScore(math.nan, False, f"prompt of {len(prompt)} tokens leaves no room for an answer "
                                               "in engine.max_model_len")

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from spade_async.config import Config
 from spade_async.engine.base import Engine
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 
 
 class SuiteError(Exception):
@@ -51,7 +51,7 @@ class EvalContext:
     sandbox, and the run's config (sampling, turn limits, action prefill)."""
 
     engine: Engine
-    pool: SandboxPool | None
+    pool: EnvPool | None
     cfg: Config
 
 

@@ -30,7 +30,7 @@ from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampl
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import Example
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.design.corpus import Document, cut
 from spade_async.selfplay.design.parsing import clean_hint, parse_designer
 from spade_async.selfplay.health import win_rate_band
@@ -178,7 +178,7 @@ async def write_hint(engine: Engine, code: str, sampling: Sampling, max_model_le
 
 async def design_environment(
     engine: Engine,
-    pool: SandboxPool,
+    pool: EnvPool,
     job: DesignJob,
     *,
     designer_sampling: Sampling,

@@ -37,7 +37,7 @@ from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EnvRecord, env_id_for
 from spade_async.memory.retrieval import pick_parent, prune_memory, select_examples
 from spade_async.memory.store import Store
-from spade_async.sandbox.pool import SandboxPool
+from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
@@ -89,7 +89,7 @@ class EnvGenerator:
         cfg: Config,
         *,
         engine: Engine,
-        pool: SandboxPool,
+        pool: EnvPool,
         store: Store,
         corpus: Corpus,
         curriculum: Curriculum,
@@ -248,7 +248,7 @@ class EnvGenerator:
                 repair_turns=self.sp.repair_turns,
                 separate_hint_call=self.sp.separate_hint_call,
                 band=(self.sp.plateau_low, self.sp.plateau_high, self.sp.plateau_ramp),
-                max_model_len=getattr(self.engine, "max_model_len", None),  # the engine's own limit
+                max_model_len=self.engine.max_model_len,  # the engine's own limit
                 rng=self.admission_rng,
             )
 

@@ -23,7 +23,8 @@ from typing import Any
 from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
 from spade_async.envs.contract import parse_boxed
 from spade_async.learner.samples import TrainSample
-from spade_async.sandbox.pool import SandboxError, SandboxPool
+from spade_async.sandbox.interface import EnvPool
+from spade_async.sandbox.pool import SandboxError
 from spade_async.selfplay.design.parsing import strip_thinking
 from spade_async.selfplay.prompts import render
 from spade_async.selfplay.rewards import episode_outcome
@@ -204,7 +205,7 @@ def agent_context_budget(max_context_tokens: int, max_model_len: int | None) -> 
 
 async def play_episode(
     engine: Engine,
-    pool: SandboxPool,
+    pool: EnvPool,
     *,
     env_id: str,
     source: str,

@@ -28,7 +28,8 @@ import json
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.tool_calls import CallError, parse_tool_calls
 from spade_async.envs.tool_schemas import ToolBox
-from spade_async.sandbox.pool import EnvProtocolError, SandboxError, SandboxPool
+from spade_async.sandbox.interface import EnvPool
+from spade_async.sandbox.pool import EnvProtocolError, SandboxError
 from spade_async.selfplay.design.parsing import strip_thinking
 from spade_async.selfplay.play.agent import (
     EngineFailure,
@@ -77,7 +78,7 @@ def tool_seam(engine: Engine, results: list[str], user: str | None, after_eos: b
 
 async def play_tool_episode(
     engine: Engine,
-    pool: SandboxPool,
+    pool: EnvPool,
     *,
     env_id: str,
     source: str,
