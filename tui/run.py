@@ -20,13 +20,13 @@ import anyio
 from spade_async.config import Config
 from spade_async.run.assemble import (
     DB_NAME,
-    KNOWN_ERRORS,
     check_run_dir,
     innermost,
     preflight,
     report_crash,
     run_pipeline,
 )
+from spade_async.util.errors import UserError
 
 
 class PipelineController:
@@ -76,7 +76,7 @@ def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     try:  # as headless does: a config this machine cannot run, or a wrong folder, writes nothing
         preflight(cfg)
         check_run_dir(run_dir, resume)
-    except KNOWN_ERRORS as exc:
+    except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -100,7 +100,7 @@ def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
                     outcome["finished"] = True
                 except Exception as group:  # shown after the app closes, never as a traceback
                     exc = innermost(group)
-                    if not isinstance(exc, KNOWN_ERRORS):
+                    if not isinstance(exc, UserError):
                         report(f"traceback in {report_crash(run_dir, group)}")
                     outcome["status"], outcome["error"] = 1, f"{exc.__class__.__name__}: {exc}"
                     app.exit(1)

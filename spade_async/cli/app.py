@@ -22,7 +22,14 @@ import click
 from spade_async import __version__
 from spade_async.cli.config_doc import config_doc, toml_with_docs
 from spade_async.cli.env_cmd import env
-from spade_async.cli.errors import CONFIG_FILE, DB_FILE, CommandFailed, run_folder
+from spade_async.cli.errors import (
+    CONFIG_FILE,
+    DB_FILE,
+    EXIT_USAGE,
+    CommandFailed,
+    UsageProblem,
+    run_folder,
+)
 from spade_async.cli.eval_cmd import eval_command
 from spade_async.cli.export_cmd import export
 from spade_async.cli.model_cmd import setup_model
@@ -33,7 +40,9 @@ from spade_async.cli.usage import one_line_usage_errors
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.config.presets import resolve_config
 from spade_async.hardware.allocator import tune_malloc
+from spade_async.util.errors import UserError
 from spade_async.util.quiet import VERBOSE_ENV, quiet_libraries, verbose_requested
+from spade_async.util.textsafe import terminal_safe
 
 EXIT_CONFIG = 2
 TUI_PACKAGE = "spade_async_tui"
@@ -82,7 +91,11 @@ class _Cli(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         with one_line_usage_errors(ctx, [a for a in ctx.meta.get(_ARGV, ()) if a != "--verbose"]):
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except UserError as exc:  # the one place a command's UserError becomes its message
+                failure = UsageProblem if exc.exit_code == EXIT_USAGE else CommandFailed
+                raise failure(terminal_safe(exc)) from None
 
 
 _ARGV = "spade_async.argv"
@@ -129,13 +142,9 @@ def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
 def _start(cfg: Config, *, headless: bool, sync: bool, resume: bool, force: bool) -> int:
     """Run in the TUI when a terminal is attached (the CLI is the application shell: the
     library itself never imports the TUI), else headless with console progress."""
-    from spade_async.run.assemble import KNOWN_ERRORS, preflight
+    from spade_async.run.assemble import preflight
 
-    try:
-        preflight(cfg)  # before the TUI opens: a missing GPU or model is one line, not a screen
-    except KNOWN_ERRORS as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+    preflight(cfg)  # before the TUI opens: a missing GPU or model is one line, not a screen (main)
     if not headless and sys.stdout.isatty() and sys.stdin.isatty():
         try:
             run_with_tui = _tui_module("run").run_with_tui

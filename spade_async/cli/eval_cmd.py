@@ -26,6 +26,7 @@ import click
 
 from spade_async.cli.errors import CONFIG_FILE, CommandFailed, UsageProblem, run_folder
 from spade_async.config import Config, ConfigError, load_config
+from spade_async.util.errors import UserError
 
 
 def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple[str, ...]) -> Config:
@@ -79,14 +80,14 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
     if db is not None and not db.is_file():
         db = None
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from spade_async.run.assemble import KNOWN_ERRORS, innermost
+    from spade_async.run.assemble import innermost
 
     try:
         payload = anyio.run(lambda: _evaluate(cfg, built, models, db, concurrency or cfg.engine.batch_size,
                                               per_task=per_task, as_json=as_json, run_dir=run, fresh_base=fresh_base))
     except Exception as group:
         inner = innermost(group)
-        if isinstance(inner, KNOWN_ERRORS):
+        if isinstance(inner, UserError):
             raise CommandFailed(str(inner)) from None
         raise
     if as_json:

@@ -18,6 +18,7 @@ from spade_async.cli.errors import (
     UsageProblem,
     run_folder,
 )
+from spade_async.util.errors import UserError
 
 
 def _run_dir(path: str) -> Path:
@@ -39,13 +40,11 @@ def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bo
     """Write the adapter of RUN_DIR (a PEFT folder, or merged weights with --merge) to OUT."""
     run = _run_dir(run_dir)  # before the heavy imports: a typo answers at once
     from spade_async.export.adapter import ExportError, export_adapter
-    from spade_async.run.assemble import KNOWN_ERRORS
-
     try:
         manifest = export_adapter(run, Path(out), step=step, merge=merge, force=force)
     except ExportError as exc:
         raise UsageProblem(str(exc)) from None
-    except KNOWN_ERRORS as exc:
+    except UserError as exc:
         raise CommandFailed(str(exc)) from None
     kind = "merged model" if merge else "PEFT adapter"
     click.echo(f"wrote the {kind} of step {manifest['step']} to {out}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from spade_async.util.errors import UserError
 
-class ClusterError(Exception):
+
+class ClusterError(UserError):
     """The Ray cluster cannot be reached or cannot host the run; the message says what to do."""

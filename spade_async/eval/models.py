@@ -13,13 +13,16 @@ from pathlib import Path
 
 from spade_async.eval.runner import BASE, ModelSpec
 from spade_async.run.checkpoint import ADAPTER_DIR
+from spade_async.util.errors import UserError
 from spade_async.util.steps import checkpoint_folders
 
 ADAPTER_FILE = "adapter_config.json"
 
 
-class ModelSpecError(Exception):
+class ModelSpecError(UserError):
     """An adapter or checkpoint that cannot be evaluated; the message names it and the fix."""
+
+    exit_code = 2  # bad input, like a usage error
 
 
 def _adapter_checkpoints(run_dir: Path) -> dict[int, Path]:

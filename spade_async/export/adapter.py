@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.eval.models import ADAPTER_FILE, ModelSpecError, step_adapter
+from spade_async.util.errors import UserError
 from spade_async.util.steps import shown
 
 MANIFEST = "spade_export.json"
 
 
-class ExportError(Exception):
+class ExportError(UserError):
     """An export that cannot be done as asked; the message says why and what to do."""
+
+    exit_code = 2  # bad input, like a usage error
 
 
 def _fresh_out(out: Path, force: bool) -> None:

@@ -24,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from spade_async.util.errors import UserError
 
-class PlacementError(Exception):
+
+class PlacementError(UserError):
     """A placement this machine cannot honour; the message names the fix."""
 
 

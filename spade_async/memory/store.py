@@ -48,6 +48,7 @@ from spade_async.memory.records import (
     env_id_for,
 )
 from spade_async.memory.schema import MIGRATIONS
+from spade_async.util.errors import UserError
 from spade_async.util.steps import shown_eval_row
 
 __all__ = ["Store", "StoreError", "env_id_for"]
@@ -59,7 +60,7 @@ LOOP_BASE_EVAL_ID = "loop-base"
 """``eval_id`` of the in-loop base-model rows: scored once per run, kept across resumes."""
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The database cannot be used as asked (bad state, failed migration, newer schema)."""
 
 

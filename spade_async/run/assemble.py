@@ -22,12 +22,10 @@ from typing import Any
 
 import anyio
 
-from spade_async.cluster.errors import ClusterError
 from spade_async.cluster.status import Fleet
-from spade_async.config import Config, ConfigError, config_to_toml, gpu_settings, load_config
+from spade_async.config import Config, config_to_toml, gpu_settings, load_config
 from spade_async.engine.base import Engine
 from spade_async.engine.embedded import (
-    EmbeddedModelError,
     gguf_path,
     resolve_model_path,
     uses_embedded_model,
@@ -36,7 +34,7 @@ from spade_async.engine.factory import build_engine
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.hardware.gpu import cuda_device_count
 from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
-from spade_async.memory.embed import EmbedError, make_embedder
+from spade_async.memory.embed import make_embedder
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.store import Store
 from spade_async.run.checkpoint import (
@@ -47,10 +45,10 @@ from spade_async.run.checkpoint import (
 )
 from spade_async.run.pipeline import Pipeline
 from spade_async.sandbox.interface import EnvPool
-from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
-from spade_async.selfplay.design.corpus import Corpus, CorpusError
-from spade_async.selfplay.design.designer import PromptTooLong
-from spade_async.tracking.sinks import TrackingError, check_installed
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.selfplay.design.corpus import Corpus
+from spade_async.tracking.sinks import check_installed
+from spade_async.util.errors import UserError
 from spade_async.util.failpoints import failpoint
 from spade_async.util.steps import shown
 from spade_async.util.textsafe import terminal_safe
@@ -59,7 +57,7 @@ DB_NAME = "run.sqlite"
 CONFIG_NAME = "config.toml"
 
 
-class RunError(Exception):
+class RunError(UserError):
     """A run cannot start or continue; the message says why and what to do."""
 
 
@@ -414,10 +412,6 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
         return 0
 
 
-KNOWN_ERRORS = (RunError, ClusterError, ConfigError, CorpusError, EmbeddedModelError, EmbedError, IsolationTooLow, PromptTooLong,
-                TrackingError)
-
-
 def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
     """Blocking, headless entry point for ``spade-async run``; returns the process exit status."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -428,9 +422,9 @@ def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
         return 130
     except Exception as group:
         exc = innermost(group)
-        if isinstance(exc, KNOWN_ERRORS):
+        if isinstance(exc, UserError):  # meant for a person: one line, no traceback
             print(f"error: {terminal_safe(exc)}", file=sys.stderr)
-            return 2 if isinstance(exc, ConfigError) else 1
+            return exc.exit_code
         log = report_crash(Path(cfg.run.run_dir), group)  # unexpected: one line here, the traceback in a file
         print(f"error: {exc.__class__.__name__}: {terminal_safe(exc)}", file=sys.stderr)  # may quote env text
         print(f"  the traceback is in {log}", file=sys.stderr)

@@ -7,6 +7,8 @@ care which kind it was.
 
 from __future__ import annotations
 
+from spade_async.util.errors import UserError
+
 
 class SandboxError(Exception):
     """Base of every sandbox failure. ``output`` holds the env's captured prints, if any."""
@@ -32,5 +34,5 @@ class RewardOutOfRange(EnvProtocolError):
     """A step reward outside [0, 1]: an environment error, never clipped into a win."""
 
 
-class IsolationTooLow(SandboxError):
+class IsolationTooLow(SandboxError, UserError):
     """The probed isolation level is below ``sandbox.min_isolation``; no generated code may run."""

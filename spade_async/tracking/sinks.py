@@ -22,11 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from spade_async.util.errors import UserError
+
 TRACKING_BACKENDS = ("tensorboard", "trackio", "wandb")
 PACKAGES = {"tensorboard": "tensorboard", "trackio": "trackio", "wandb": "wandb"}
 
 
-class TrackingError(Exception):
+class TrackingError(UserError):
     """A sink that cannot start; the message names what to install or set."""
 
 

@@ -20,10 +20,13 @@ from typing import Any, Protocol, runtime_checkable
 from spade_async.config import Config
 from spade_async.engine.base import Engine
 from spade_async.sandbox.interface import EnvPool
+from spade_async.util.errors import UserError
 
 
-class SuiteError(Exception):
+class SuiteError(UserError):
     """A suite cannot be built as asked (unknown name, missing folder, bad option)."""
+
+    exit_code = 2  # bad input, like a usage error
 
 
 @dataclass(frozen=True)

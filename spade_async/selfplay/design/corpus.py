@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from spade_async.util.errors import UserError
+
 if TYPE_CHECKING:
     from spade_async.config import CorpusConfig
 
@@ -65,7 +67,7 @@ MIN_DOC_CHARS = 50
 """Docstrings shorter than this are too thin to ground an environment."""
 
 
-class CorpusError(Exception):
+class CorpusError(UserError):
     """A corpus source that cannot be used; the message is one line naming the file and the reason."""
 
 

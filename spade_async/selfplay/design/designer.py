@@ -35,6 +35,7 @@ from spade_async.selfplay.design.corpus import Document, cut
 from spade_async.selfplay.design.parsing import clean_hint, parse_designer
 from spade_async.selfplay.health import win_rate_band
 from spade_async.selfplay.prompts import contract_text, render, render_example, template_for
+from spade_async.util.errors import UserError
 
 DESIGNER_SYSTEM = "You write small, correct, self-contained Python programs."
 
@@ -98,7 +99,7 @@ def format_examples(examples: list[Example], low: float, high: float, ramp: floa
     return "\n\n".join(parts)
 
 
-class PromptTooLong(ValueError):
+class PromptTooLong(UserError, ValueError):
     """Even the shortest designer prompt leaves no room for the completion."""
 
 

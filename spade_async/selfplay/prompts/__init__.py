@@ -22,6 +22,8 @@ import random
 import string
 from importlib import resources
 
+from spade_async.util.errors import UserError
+
 MUTATIONS: tuple[str, ...] = (
     "make the hidden state larger (more values, cells or items) and allow one or two more turns",
     "make the hidden state smaller so the game is easier",
@@ -65,7 +67,7 @@ def template_for(domain: str, purpose: str) -> str:
         raise PromptError(f"no {purpose!r} template for domain {domain!r}; domains: {sorted(DOMAIN_TEMPLATES)}") from None
 
 
-class PromptError(KeyError):
+class PromptError(UserError, KeyError):
     """A template that does not exist, or a render with missing or unknown fields."""
 
     def __str__(self) -> str:  # KeyError would print the message quoted
