@@ -29,6 +29,7 @@ run: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
 # Regenerate docs/config.md from the config field docstrings (a test fails while it is stale).

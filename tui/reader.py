@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_async.memory import queries
 from spade_async.util.steps import shown_eval_row
 
 from .db import open_for_polling
@@ -138,12 +139,6 @@ class PollResult:
     reset: bool = False  # the run was rewound (resume): drop what was shown, this is all of it
 
 
-_ENV_COLUMNS = (
-    "id, created_step, updated_step, skill, domain, origin, status, valid, win_rate, "
-    "hint_win_rate, regret, designer_reward, n_plays, doc_title"
-)
-
-
 class RunReader:
     """Polls one run database; every method is safe to call from a worker thread."""
 
@@ -181,7 +176,7 @@ class RunReader:
                 return PollResult(waiting=f"database not readable yet: {exc}")
 
     def _poll(self, conn: sqlite3.Connection) -> PollResult:
-        row = conn.execute("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+        row = queries.latest_run(conn)
         if row is None:
             return PollResult(waiting="waiting for the run to start")
         status = row["status"]
@@ -201,29 +196,14 @@ class RunReader:
                 created_at=r["created_at"],
                 metrics=_parse_metrics(r["metrics"]),
             )
-            for r in conn.execute(
-                "SELECT step, adapter_version, wall_s, metrics, created_at FROM steps "
-                "WHERE run_id = ? AND step > ? ORDER BY step",
-                (run.id, self._last_step),
-            )
+            for r in queries.steps_after(conn, run.id, self._last_step)
         ]
         events = [
             EventRow(r["id"], r["step"], r["kind"], r["message"], r["created_at"])
-            for r in conn.execute(
-                "SELECT id, step, kind, message, created_at FROM events WHERE id > ? ORDER BY id",
-                (self._last_event_id,),
-            )
+            for r in queries.events_after(conn, self._last_event_id)
         ]
-        if self._env_mark is None:
-            env_rows = conn.execute(f"SELECT {_ENV_COLUMNS} FROM environments").fetchall()
-        else:
-            # Inclusive: rows of the step being written may change again before it ends.
-            env_rows = conn.execute(
-                f"SELECT {_ENV_COLUMNS} FROM environments "
-                "WHERE created_step >= ? OR updated_step >= ?",
-                (self._env_mark, self._env_mark),
-            ).fetchall()
-        envs = [_env_summary(r) for r in env_rows]
+        # Inclusive: rows of the step being written may change again before it ends.
+        envs = [_env_summary(r) for r in queries.env_summaries(conn, since=self._env_mark)]
         if steps:
             self._last_step = steps[-1].step
         if events:
@@ -238,11 +218,7 @@ class RunReader:
     def _new_evals(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
         """Whole-suite eval rows added since the last poll ([] for a database without evals)."""
         try:
-            rows = conn.execute(
-                "SELECT id, model, suite, metric, n, mean, base_mean, delta, ci_low, ci_high, step FROM evals "
-                "WHERE id > ? AND task = '*' ORDER BY id",
-                (self._last_eval_id,),
-            ).fetchall()
+            rows = queries.suite_evals_after(conn, self._last_eval_id)
         except sqlite3.OperationalError:  # a run written before evaluation existed
             return []
         if rows:
@@ -257,20 +233,14 @@ class RunReader:
         miss it; the newest 'resume' event (or a new run row) marks a new epoch. The shrink
         checks catch a truncation seen before its 'resume' event is written.
         """
-        resume = conn.execute(
-            "SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = 'resume'"
-        ).fetchone()[0]
+        resume = queries.last_event_id(conn, kind="resume")
         epoch = (run_id, resume)
         changed = self._epoch is not None and epoch != self._epoch
         self._epoch = epoch
         if self._last_step >= 0:
-            top = conn.execute(
-                "SELECT COALESCE(MAX(step), -1) FROM steps WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            changed = changed or top < self._last_step
+            changed = changed or queries.last_step(conn, run_id) < self._last_step
         if self._last_event_id > 0:
-            top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
-            changed = changed or top < self._last_event_id
+            changed = changed or queries.last_event_id(conn) < self._last_event_id
         return changed
 
     def load_detail(self, env_id: str) -> EnvDetail | None:
@@ -278,10 +248,7 @@ class RunReader:
         with self._lock:
             try:
                 conn = self._connection()
-                row = conn.execute(
-                    f"SELECT {_ENV_COLUMNS}, code, hint, reasons FROM environments WHERE id = ?",
-                    (env_id,),
-                ).fetchone()
+                row = queries.env_detail(conn, env_id)
                 if row is None:
                     return None
                 plain = _latest_episode(conn, env_id, hinted=False)
@@ -300,11 +267,7 @@ class RunReader:
 
 
 def _latest_episode(conn: sqlite3.Connection, env_id: str, *, hinted: bool) -> Episode | None:
-    r = conn.execute(
-        "SELECT id, step, adapter_version, hinted, outcome, turns, truncated, transcript "
-        "FROM episodes WHERE env_id = ? AND hinted = ? ORDER BY step DESC, id DESC LIMIT 1",
-        (env_id, int(hinted)),
-    ).fetchone()
+    r = queries.latest_episode(conn, env_id, hinted=hinted)
     if r is None:
         return None
     return Episode(

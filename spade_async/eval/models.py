@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from spade_async.eval.runner import BASE, ModelSpec
-from spade_async.run.checkpoint import ADAPTER_DIR
+from spade_async.memory.queries import checkpoint_folders
 from spade_async.util.errors import UserError
-from spade_async.util.steps import checkpoint_folders
+from spade_async.util.steps import ADAPTER_DIR
 
 ADAPTER_FILE = "adapter_config.json"
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.export.adapter import ExportError, _fresh_out
+from spade_async.memory.queries import admitted_envs
 from spade_async.memory.readonly import open_readonly
 from spade_async.selfplay.design.status import designer_verdict, read_tally
 from spade_async.util.steps import shown
@@ -87,9 +88,7 @@ def select_envs(db: Path, filters: EnvFilters) -> list[dict[str, Any]]:
     except FileNotFoundError:
         raise ExportError(f"{db.parent} is not a run folder (no {db.name})") from None
     try:
-        rows = [dict(r) for r in conn.execute(
-            "SELECT id, skill, origin, code, hint, doc_title, win_rate, hint_win_rate, regret, designer_reward, "
-            "n_plays, created_step FROM environments WHERE valid = 1 AND status != 'invalid'")]
+        rows = admitted_envs(conn)
     finally:
         conn.close()
     out = []

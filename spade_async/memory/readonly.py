@@ -30,3 +30,17 @@ def open_readonly(path: str | Path, *, check_same_thread: bool = True) -> sqlite
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     return conn
+
+
+def open_for_polling(path: str | Path) -> sqlite3.Connection:
+    """Open ``path`` read-only for polling from worker threads (the TUI); ``FileNotFoundError``
+    if absent.
+
+    On top of ``mode=ro``: autocommit, so no implicit transaction stays open between polls (an
+    open read transaction would pin the WAL and stop checkpoints), and ``query_only`` as a
+    second guard against writes.
+    """
+    conn = open_readonly(path, check_same_thread=False)
+    conn.isolation_level = None  # autocommit: never an implicit BEGIN left open
+    conn.execute("PRAGMA query_only = ON")
+    return conn

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_async.memory import queries
 from spade_async.memory.readonly import open_readonly
 from spade_async.memory.steering import ActionRow, read_actions
 from spade_async.selfplay.design.status import DesignerTally, read_tally
@@ -77,26 +78,25 @@ def read_run(db: Path) -> RunData:
     """Read everything a report plots; ``FileNotFoundError`` when ``db`` does not exist."""
     conn = open_readonly(db)
     try:
-        run = conn.execute("SELECT name, status, config_toml FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+        run = queries.latest_run(conn)
         data = RunData(name=run["name"] if run else "?", status=run["status"] if run else "?")
         _config_facts(data, run["config_toml"] if run else None)
         data.designer = read_tally(conn)
-        for row in conn.execute("SELECT step, metrics FROM steps ORDER BY step"):
+        for row in queries.step_metrics(conn):
             data.steps.append(int(row["step"]) + 1)  # 1-based, as the console counts
             data.metrics.append({k: _num(v) for k, v in json.loads(row["metrics"]).items()})
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for row in conn.execute("SELECT skill, valid FROM environments WHERE origin NOT IN ('seed', 'injected')"):
-            counts[row["skill"] or "unknown"][0] += int(row["valid"])
-            counts[row["skill"] or "unknown"][1] += 1
+        for skill, valid, _reasons in queries.designed_envs(conn):
+            counts[skill or "unknown"][0] += int(valid)
+            counts[skill or "unknown"][1] += 1
         data.valid_by_skill = {k: (v[0], v[1]) for k, v in sorted(counts.items())}
-        data.episodes = int(conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
-        data.checkpoints = [int(r[0]) for r in conn.execute("SELECT step FROM checkpoints ORDER BY step")]
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "evals" in tables:
-            data.evals = [shown_eval_row(r) for r in conn.execute("SELECT * FROM evals ORDER BY id")]
+        data.episodes = queries.episode_count(conn)
+        data.checkpoints = queries.checkpoint_steps(conn)
+        if "evals" in queries.table_names(conn):
+            data.evals = [shown_eval_row(r) for r in queries.eval_rows(conn)]
         data.steering = read_actions(conn)
         data.cluster_events = [(None if r["step"] is None else int(r["step"]) + 1, str(r["message"])) for r in
-                               conn.execute("SELECT step, message FROM events WHERE kind = 'cluster' ORDER BY id")]
+                               queries.events_of_kind(conn, "cluster")]
     finally:
         conn.close()
     return data

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from spade_async.memory.queries import checkpoint_folders
 from spade_async.report.data import RunData
 from spade_async.report.plots import PLOTS, eval_headlines, regret_not_measured
 from spade_async.selfplay.design.status import designer_verdict, top_reasons
-from spade_async.util.steps import checkpoint_folders, shown
+from spade_async.util.steps import shown
 from spade_async.util.textsafe import terminal_safe
 
 

@@ -8,11 +8,9 @@ is the blocking, console entry point that turns known failures into one clear me
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
-import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -35,6 +33,7 @@ from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.hardware.gpu import cuda_device_count
 from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
 from spade_async.memory.embed import make_embedder
+from spade_async.memory.queries import has_checkpoint
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.store import Store
 from spade_async.run.checkpoint import (
@@ -180,15 +179,6 @@ def check_run_dir(run_dir: Path, resume: bool) -> None:
         )
     if resume and not db_path.exists() and not (run_dir / CONFIG_NAME).exists():
         raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
-
-
-def has_checkpoint(db_path: Path) -> bool:
-    """Whether the run database records a complete checkpoint (False for a half-made database)."""
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
-            return conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchone() is not None
-    except sqlite3.Error:  # killed before the schema was complete
-        return False
 
 
 RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "checkpoints", "adapters", "metrics.jsonl")

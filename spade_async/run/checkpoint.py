@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from spade_async.memory.queries import checkpoint_folders
 from spade_async.util.failpoints import failpoint
-from spade_async.util.steps import checkpoint_folders, checkpoint_name
+from spade_async.util.steps import ADAPTER_DIR, checkpoint_name
 
 STATE_FILE = "state.pt"
-ADAPTER_DIR = "adapter"
 VERSION_FILE = "adapter_version"
 """Text file holding the learner's adapter version at the checkpoint (read by adapter pruning)."""
 

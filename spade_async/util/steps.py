@@ -11,7 +11,9 @@ from 1. Runs written before this numbering named them by the index (their ``step
 step 1); they keep loading: the database's ``checkpoints`` rows say which index each folder
 holds (a row whose folder is named after its own index is an old one), so ``--step 1`` finds
 ``step_0`` there. A folder without a row (a hand-made one, a run without its database) is
-read with the current numbering.
+read with the current numbering. That lookup reads the database, so it lives in the memory
+layer: :func:`spade_async.memory.queries.checkpoint_folders` (this module imports nothing of
+the package).
 
 Evaluation rows (the ``evals`` table) of such runs name steps the old way too: ``spade-async
 eval --step`` labelled the model ``step_i`` and in-loop evaluations had ``eval_id``
@@ -26,15 +28,16 @@ wrong. The row itself says which numbering wrote it: an old label's number equal
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sqlite3
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 PREFIX = "step_"
 DB_NAME = "run.sqlite"
+ADAPTER_DIR = "adapter"
+"""The subfolder of a checkpoint folder that holds its PEFT adapter (written by ``run.checkpoint``,
+looked for by ``eval.models``)."""
 _MODEL_LABEL = re.compile(r"step_(\d+)(#\d+)?")
 """An eval row's model label from ``--step``: ``step_N``, ``#i`` added when two models shared it."""
 _LOOP_EVAL_ID = re.compile(r"loop-step-(\d+)")
@@ -51,38 +54,10 @@ def checkpoint_name(index: int) -> str:
     return f"{PREFIX}{shown(index)}"
 
 
-def _number(name: str) -> int | None:
+def folder_number(name: str) -> int | None:
+    """N of a checkpoint folder named ``step_N`` (None for any other name)."""
     tail = name.removeprefix(PREFIX)
     return int(tail) if name.startswith(PREFIX) and tail.isdigit() else None
-
-
-def _legacy_names(run_dir: Path) -> set[str]:
-    """Folder names the database records as index-named (written before this numbering)."""
-    db = run_dir / DB_NAME
-    if not db.is_file():
-        return set()
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-            rows = conn.execute("SELECT step, path FROM checkpoints").fetchall()
-    except sqlite3.Error:
-        return set()
-    return {Path(str(path)).name for step, path in rows if Path(str(path)).name == f"{PREFIX}{int(step)}"}
-
-
-def checkpoint_folders(run_dir: Path) -> dict[int, Path]:
-    """Every ``checkpoints/step_*`` folder of ``run_dir`` by the step number a user reads
-    (from 1), oldest first; old index-named folders included under their shown number."""
-    root = Path(run_dir) / "checkpoints"
-    if not root.is_dir():
-        return {}
-    legacy = _legacy_names(Path(run_dir))
-    found: dict[int, Path] = {}
-    for folder in root.iterdir():
-        n = _number(folder.name)
-        if n is None or not folder.is_dir():
-            continue
-        found[n + 1 if folder.name in legacy else n] = folder
-    return dict(sorted(found.items()))
 
 
 def shown_eval_row(row: Mapping[str, Any] | sqlite3.Row) -> dict[str, Any]:

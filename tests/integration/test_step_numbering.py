@@ -14,12 +14,12 @@ from click.testing import CliRunner
 
 from spade_async.cli.app import cli
 from spade_async.eval.models import resolve_models
+from spade_async.memory.queries import checkpoint_folders
 from spade_async.report.data import read_run
 from spade_async.report.markdown import summary
 from spade_async.run.assemble import open_run
 from spade_async.run.checkpoint import prune_checkpoints
 from spade_async.testing import ScriptedEngine, ScriptedLearner
-from spade_async.util.steps import checkpoint_folders
 from tests.integration.test_pipeline import make_config, rows
 from tui.reader import EventRow
 from tui.widgets.events import render_event

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from spade_async.cli.config_doc import render_config_doc
 from spade_async.cli.app import cli
+from spade_async.cli.config_doc import render_config_doc
 from spade_async.config import Config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from spade_async.memory.queries import designed_envs
+
 EMBEDDED_PREFIX = "embedded:"
 """Model names of the packaged CPU default (SmolLM2-135M) start with this."""
 GPU_DOC = "docs/gpu.md"
@@ -56,9 +58,8 @@ def tally(designs: Iterable[tuple[bool, Sequence[str]]]) -> DesignerTally:
 
 def read_tally(conn: sqlite3.Connection) -> DesignerTally:
     """The tally of a run database (any connection, read-only ones included)."""
-    rows = conn.execute("SELECT valid, reasons FROM environments WHERE origin NOT IN ('seed', 'injected')").fetchall()
     out = []
-    for valid, reasons in rows:
+    for _skill, valid, reasons in designed_envs(conn):
         try:
             parsed = json.loads(reasons or "[]")
         except ValueError:
