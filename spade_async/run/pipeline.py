@@ -43,7 +43,6 @@ from spade_async.config import Config
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
 from spade_async.eval.inloop import InLoopEval
-from spade_async.learner.grpo import group_advantages
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EpisodeRecord
@@ -55,6 +54,7 @@ from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.generation import EnvGenerator
 from spade_async.selfplay.health import step_play_metrics
 from spade_async.selfplay.play.agent import Episode, agent_context_budget, play_episode
+from spade_async.selfplay.play.scoring import Play, agent_samples
 from spade_async.selfplay.play.tool_agent import play_tool_episode
 from spade_async.selfplay.steering import Steering
 from spade_async.tracking.names import namespaced
@@ -306,10 +306,7 @@ class Pipeline:
         )
         for env in self.curriculum.live:
             await self.generator.write_stats(env, step, "active", None)
-        plain = [(env, ep) for env, ep in ok if not ep.hinted]
-        advantages, _zero_var = group_advantages([ep.outcome for _, ep in plain], [env.env_id for env, _ in plain])
-        temperature = self.cfg.engine.agent.temperature
-        samples = [ep.to_sample(a, temperature) for (_, ep), a in zip(plain, advantages, strict=True) if a != 0.0 and ep.loss_mask]
+        samples, zero_variance = agent_samples([Play(env.env_id, ep) for env, ep in ok], self.cfg.engine.agent.temperature)
         metrics = step_play_metrics(
             [(env.plain.get(step, []), env.hinted.get(step, [])) for env in self.curriculum.live],
             regret_scale=self.sp.regret_scale,
@@ -321,7 +318,7 @@ class Pipeline:
             audit_retired=float(self.audit_retired),
             band_invalid=float(len(self.curriculum.rejected)),
             episodes_failed=float(len(played) - len(ok)),
-            zero_variance_groups=float(_zero_var),
+            zero_variance_groups=float(zero_variance),
         )
         return samples, metrics
 
