@@ -6,7 +6,7 @@ to the library. A traceback reaching the user is a bug. Each command catches its
 errors: config errors here (exit 2), run errors in ``launch.launch_run`` (and the TUI's
 ``tui.run``), which also write an unexpected error's traceback to ``run_dir/error.log``.
 Click's own usage errors (unknown option, missing argument, bad value, unknown command) are
-turned into the same one-line style once, by the top-level group (commands/usage.py).
+turned into the same one-line style once, by the top-level group (cli/usage.py).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _load_or_exit(path: str, overrides: tuple[str, ...]) -> Config:
 class _Cli(click.Group):
     """The command group; ``--verbose`` may also be written after the subcommand
     (``spade-async eval runs/a --verbose``): it is moved in front, where the group reads it.
-    Click's usage errors of every command print one line (commands/usage.py)."""
+    Click's usage errors of every command print one line (cli/usage.py)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         end = args.index("--") if "--" in args else len(args)

@@ -2,7 +2,7 @@
 
 Why: a mistyped option, a missing argument, a bad value or an unknown command made click
 print its multi-line block (``Usage: ...``, ``Try '... --help' for help.``, ``Error: ...``)
-while every other mistake prints ``error: <what, and what to do>`` (commands/errors.py).
+while every other mistake prints ``error: <what, and what to do>`` (cli/errors.py).
 The top-level group (``spade-async``, cli.py) routes every :class:`click.UsageError` raised
 while parsing any of its commands through :func:`one_line_usage_errors`, so one handler
 covers every command, present and future: ``error: no such option '--foo'; did you mean
