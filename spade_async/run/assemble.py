@@ -43,7 +43,7 @@ from spade_async.run.checkpoint import (
     set_rng_states,
     write_checkpoint,
 )
-from spade_async.run.pipeline import Pipeline
+from spade_async.run.pipeline import Learner, Pipeline
 from spade_async.sandbox.pool import IsolationTooLow, SandboxPool
 from spade_async.selfplay.design.corpus import Corpus, CorpusError
 from spade_async.selfplay.design.designer import PromptTooLong
@@ -255,7 +255,7 @@ async def open_run(
     force: bool = False,
     report: Callable[[str], None] = print,
     engine: Any | None = None,
-    learner: Any | None = None,
+    learner: Learner | None = None,
 ) -> AsyncIterator[Pipeline]:
     """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
     run_dir = Path(cfg.run.run_dir)
@@ -349,7 +349,7 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
             raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
         await store.record_event(step, "info", "resumed with a changed config (--force)")
         await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
-    learner: Any = pipeline.learner  # a checkpointable learner (Trainer): the Learner protocol plus state_dict
+    learner = pipeline.learner
     if learner is not None and state["learner"] is not None:
         learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
         await pipeline.engine.load_adapter(learner.version, str(Path(path) / "adapter"))

@@ -90,6 +90,16 @@ class Learner(Protocol):
 
     def save_adapter(self, path: str | Path) -> None: ...
 
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a checkpoint needs to resume the learner exactly: plain data (None, bool,
+        int, float, str) and torch tensors, nested in dicts (str or int keys), lists and tuples
+        (``run.checkpoint`` stores the tensors in safetensors and the rest as JSON)."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state returned by ``state_dict`` (as read back from a checkpoint)."""
+        ...
+
 
 class Pipeline:
     """Owns the stages of one run; ``run()`` drives steps ``start_step .. max_steps - 1``."""
@@ -169,14 +179,14 @@ class Pipeline:
         return copy.deepcopy({
             "curriculum": self.curriculum.state(),
             "corpus": self.corpus.state(),
-            "engine_rng": self.engine.rng_state() if hasattr(self.engine, "rng_state") else None,
+            "engine_rng": self.engine.rng_state(),
             "stale_dropped": self.stale_dropped,
         })
 
     def restore(self, snap: dict[str, Any]) -> None:
         self.curriculum.load_state(snap["curriculum"])
         self.corpus.load_state(snap["corpus"])
-        if snap.get("engine_rng") is not None and hasattr(self.engine, "set_rng_state"):
+        if snap.get("engine_rng") is not None:
             self.engine.set_rng_state(snap["engine_rng"])
         self.stale_dropped = int(snap.get("stale_dropped", 0))
 
