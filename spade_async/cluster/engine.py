@@ -315,6 +315,13 @@ class RemoteEngine(TokenizerHelpers):
                 raise ClusterError(f"no engine replica could load adapter v{version} ({'; '.join(self.events)})")
             self.adapter_version = version
 
+    def rng_state(self) -> dict[str, Any] | None:
+        """None: the replicas sample in their own processes (seeded per request), with no state here."""
+        return None
+
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        return None
+
     async def aclose(self) -> None:
         """Release every replica's engine, end the actors, leave the cluster when this run
         joined it (shielded: Ctrl-C cannot leave an actor behind)."""

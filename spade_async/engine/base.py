@@ -137,3 +137,12 @@ class Engine(Protocol):
     async def aclose(self) -> None:
         """Release the model and threads."""
         ...
+
+    def rng_state(self) -> dict[str, Any] | None:
+        """The engine's own sampling RNG state as plain JSON data, for a checkpoint (None when
+        it has none: every request then samples from its own seed or the backend's)."""
+        ...
+
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        """Restore a state returned by ``rng_state`` (on resume, for identical sampling)."""
+        ...

@@ -30,6 +30,7 @@ from spade_async.engine.prefix_cache import PrefixCache, assemble
 from spade_async.engine.tokens import TokenizerHelpers
 from spade_async.hardware.allocator import release_free_memory
 from spade_async.hardware.device import resolve_device, resolve_dtype
+from spade_async.util.rng_data import torch_state_from_text, torch_state_to_text
 
 
 @dataclass
@@ -192,12 +193,12 @@ class HFEngine(TokenizerHelpers):
         ]
 
     # -- checkpointing -------------------------------------------------------------
-    def rng_state(self) -> Any:
-        """State of the sampling generator (restored on resume for identical sampling)."""
-        return self._generator.get_state()
+    def rng_state(self) -> dict[str, Any] | None:
+        """State of the shared sampling generator, as base64 text (restored on resume for identical sampling)."""
+        return {"generator": torch_state_to_text(self._generator.get_state())}
 
-    def set_rng_state(self, state: Any) -> None:
-        self._generator.set_state(state)
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        self._generator.set_state(torch_state_from_text(state["generator"]))
 
     # -- adapters ------------------------------------------------------------------
     async def load_adapter(self, version: int, path: str) -> None:

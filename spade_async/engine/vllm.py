@@ -235,6 +235,13 @@ class VLLMEngine(TokenizerHelpers):
         if previous is not None and previous.lora_int_id != lora.lora_int_id:
             await self._engine.remove_lora(previous.lora_int_id)
 
+    def rng_state(self) -> dict[str, Any] | None:
+        """None: vLLM samples from each request's seed or its own seeded state, which it does not expose."""
+        return None
+
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        return None
+
     async def aclose(self) -> None:
         self._engine.shutdown()
         if self._reaper is not None:

@@ -133,6 +133,12 @@ class VersionTap:
     async def aclose(self) -> None:
         """The tap does not own the engine: closing it leaves the engine running."""
 
+    def rng_state(self) -> dict[str, Any] | None:
+        return self._engine.rng_state()
+
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        self._engine.set_rng_state(state)
+
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
         if self._gate is not None:
             await self._gate()

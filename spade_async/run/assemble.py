@@ -32,6 +32,7 @@ from spade_async.engine.factory import build_engine
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.hardware.gpu import cuda_device_count
 from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
+from spade_async.learner.base import Learner
 from spade_async.memory.embed import make_embedder
 from spade_async.memory.queries import has_checkpoint
 from spade_async.memory.records import EnvRecord
@@ -251,7 +252,7 @@ async def open_run(
     force: bool = False,
     report: Callable[[str], None] = print,
     engine: Engine | None = None,
-    learner: Any | None = None,
+    learner: Learner | None = None,
 ) -> AsyncIterator[Pipeline]:
     """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
     run_dir = Path(cfg.run.run_dir)
@@ -346,7 +347,7 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
             raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
         await store.record_event(step, "info", "resumed with a changed config (--force)")
         await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
-    learner: Any = pipeline.learner  # a checkpointable learner (Trainer): the Learner protocol plus state_dict
+    learner = pipeline.learner
     if learner is not None and state["learner"] is not None:
         learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
         await pipeline.engine.load_adapter(learner.version, str(Path(path) / "adapter"))

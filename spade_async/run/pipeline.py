@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
@@ -43,6 +43,7 @@ from spade_async.config import Config
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
 from spade_async.eval.inloop import InLoopEval
+from spade_async.learner.base import Learner
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EpisodeRecord
@@ -51,7 +52,7 @@ from spade_async.run.retention import prune_adapters
 from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.design.corpus import Corpus
-from spade_async.selfplay.design.generation import EnvGenerator
+from spade_async.selfplay.generation import EnvGenerator
 from spade_async.selfplay.health import step_play_metrics
 from spade_async.selfplay.play.agent import Episode, agent_context_budget, play_episode
 from spade_async.selfplay.play.scoring import Play, agent_samples
@@ -79,16 +80,6 @@ class Batch:
     snapshot: dict[str, Any]
     """Curriculum + corpus + engine RNG state at the end of this step (for the checkpoint)."""
     started: float = field(default_factory=time.perf_counter)
-
-
-class Learner(Protocol):
-    """What the consumer needs from a learner (``learner.trainer.Trainer`` satisfies it)."""
-
-    version: int
-
-    def train_step(self, samples: list[TrainSample]) -> dict[str, float]: ...
-
-    def save_adapter(self, path: str | Path) -> None: ...
 
 
 class Pipeline:
@@ -172,14 +163,14 @@ class Pipeline:
         return copy.deepcopy({
             "curriculum": self.curriculum.state(),
             "corpus": self.corpus.state(),
-            "engine_rng": self.engine.rng_state() if hasattr(self.engine, "rng_state") else None,
+            "engine_rng": self.engine.rng_state(),
             "stale_dropped": self.stale_dropped,
         })
 
     def restore(self, snap: dict[str, Any]) -> None:
         self.curriculum.load_state(snap["curriculum"])
         self.corpus.load_state(snap["corpus"])
-        if snap.get("engine_rng") is not None and hasattr(self.engine, "set_rng_state"):
+        if snap.get("engine_rng") is not None:
             self.engine.set_rng_state(snap["engine_rng"])
         self.stale_dropped = int(snap.get("stale_dropped", 0))
 

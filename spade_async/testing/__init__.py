@@ -22,6 +22,7 @@ import anyio
 
 from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.learner.samples import TrainSample
+from spade_async.util.rng_data import python_random_from_data, python_random_to_data
 
 LOTTERY_ENV = '''SKILL = "Causal Inference"
 HINT = "Any move ends the game; the outcome was drawn at reset."
@@ -156,11 +157,11 @@ class ScriptedEngine:
         self.loaded.append((version, path))
         self.adapter_version = version
 
-    def rng_state(self) -> Any:
-        return self.rng.getstate()
+    def rng_state(self) -> dict[str, Any] | None:
+        return {"python": python_random_to_data(self.rng.getstate())}
 
-    def set_rng_state(self, state: Any) -> None:
-        self.rng.setstate(state)
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        self.rng.setstate(python_random_from_data(state["python"]))
 
     async def aclose(self) -> None:
         return None

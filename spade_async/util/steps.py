@@ -1,7 +1,7 @@
 """One step numbering for everything a user reads or types: the console's, counted from 1.
 
 Why: inside the pipeline and the database a step is an index counted from 0 (``steps.step``,
-``events.step``, ``checkpoints.step``, a checkpoint's ``state.pt``); users saw "step 2" on the
+``events.step``, ``checkpoints.step``, a checkpoint's ``state.json``); users saw "step 2" on the
 console while the checkpoint folder and the eval label read ``step_1``, and typed the wrong
 ``--step``. So the index stays internal, and every boundary a user sees (console, folder
 names, ``--step``, events, TUI, report, metrics.jsonl, tracking sinks) converts here.

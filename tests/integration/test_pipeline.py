@@ -116,7 +116,7 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
     # Checkpoints at steps 1 and 3 (checkpoint_every = 2), recorded after the files exist.
     ckpts = rows(db, "SELECT step, path FROM checkpoints ORDER BY step")
     assert [s for s, _ in ckpts] == [1, 3]
-    assert all((Path(p) / "state.pt").is_file() for _, p in ckpts)
+    assert all((Path(p) / "state.json").is_file() for _, p in ckpts)
     # Adapters on disk: the newest keep_adapters = 2 (v3, v4) plus v2, the version the
     # checkpoint after step 2 was taken at; v1 is pruned.
     assert sorted(p.name for p in (tmp_path / "run" / "adapters").iterdir()) == ["v2", "v3", "v4"]

@@ -64,6 +64,12 @@ class Qwen3Engine(TokenizerHelpers):
     async def load_adapter(self, version: int, path: str) -> None:
         self.adapter_version = version
 
+    def rng_state(self) -> dict[str, Any] | None:
+        return None  # scripted: no sampling RNG
+
+    def set_rng_state(self, state: dict[str, Any]) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 

@@ -12,8 +12,8 @@ from spade_async.memory.records import env_id_for
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.design.corpus import Document
 from spade_async.selfplay.design.designer import Design, DesignJob
-from spade_async.selfplay.design.generation import duplicate_keepers
 from spade_async.selfplay.design.novelty import code_key
+from spade_async.selfplay.generation import duplicate_keepers
 from spade_async.selfplay.rewards import DesignerCandidate, DesignerRewardParams, designer_rewards
 
 DOC = Document("d", "doc", "text")

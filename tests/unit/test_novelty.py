@@ -7,8 +7,8 @@ from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import Example
 from spade_async.selfplay.design.corpus import Document
 from spade_async.selfplay.design.designer import Design, DesignJob
-from spade_async.selfplay.design.generation import duplicate_keepers, reject_copies
 from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reason
+from spade_async.selfplay.generation import duplicate_keepers, reject_copies
 from spade_async.testing import COIN_ENV
 
 REFORMATTED = "# a copy, reformatted\n\n" + COIN_ENV.replace("    def step", "\n\n    def step  ").replace(

@@ -1,0 +1,34 @@
+"""The learner as the run sees it, as a Protocol.
+
+Why here and not beside its caller: the pipeline trains through it and the checkpoint saves
+and restores through it; defined at the learner's own layer (as ``engine.base.Engine`` is),
+both import it downward and neither imports the other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from spade_async.learner.samples import TrainSample
+
+
+class Learner(Protocol):
+    """What the run needs from a learner: train, publish, checkpoint (``learner.trainer.Trainer``
+    and ``testing.ScriptedLearner`` satisfy it)."""
+
+    version: int
+
+    def train_step(self, samples: list[TrainSample]) -> dict[str, float]: ...
+
+    def save_adapter(self, path: str | Path) -> None: ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a checkpoint needs to resume the learner exactly: plain data (None, bool,
+        int, float, str) and torch tensors, nested in dicts (str or int keys), lists and tuples
+        (``run.checkpoint`` stores the tensors in safetensors and the rest as JSON)."""
+        ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore a state returned by ``state_dict`` (as read back from a checkpoint)."""
+        ...
