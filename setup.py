@@ -23,6 +23,9 @@ setup(
     packages=[
         *find_namespace_packages(include=["spade_async", "spade_async.*"], exclude=["*.__pycache__"]),
         "spade_async.configs",
-        *(f"spade_async_tui{name[3:]}" for name in find_namespace_packages(include=["tui", "tui.*"], exclude=["*.__pycache__"])),
-    ]
+        *(
+            f"spade_async_tui{name[3:]}"
+            for name in find_namespace_packages(include=["tui", "tui.*"], exclude=["*.__pycache__"])
+        ),
+    ],
 )

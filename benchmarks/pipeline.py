@@ -28,18 +28,27 @@ from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
 
 
 def config(run_dir: Path, steps: int, pool: Path | None, **selfplay: object) -> Config:
-    sp: dict[str, object] = {"mode": "fixed", "envs_per_step": 2, "plays": 4, "hinted_plays": 4, "regen_every": 4, "max_turns": 3}
+    sp: dict[str, object] = {
+        "mode": "fixed",
+        "envs_per_step": 2,
+        "plays": 4,
+        "hinted_plays": 4,
+        "regen_every": 4,
+        "max_turns": 3,
+    }
     if pool is not None:
         sp["fixed_pool"] = str(pool)
     sp.update(selfplay)
-    return Config.model_validate({
-        "run": {"run_dir": str(run_dir), "max_steps": steps, "checkpoint_every": 1000, "device": "cpu"},
-        "selfplay": sp,
-        "engine": {"agent": {"max_new_tokens": 48}},
-        "learner": {"micro_batch": 8, "max_seq_len": 512},
-        "model": {"lora_rank": 8, "lora_alpha": 16, "lora_targets": ["q_proj", "v_proj"]},
-        "memory": {"embed_model": "hashing"},
-    })
+    return Config.model_validate(
+        {
+            "run": {"run_dir": str(run_dir), "max_steps": steps, "checkpoint_every": 1000, "device": "cpu"},
+            "selfplay": sp,
+            "engine": {"agent": {"max_new_tokens": 48}},
+            "learner": {"micro_batch": 8, "max_seq_len": 512},
+            "model": {"lora_rank": 8, "lora_alpha": 16, "lora_targets": ["q_proj", "v_proj"]},
+            "memory": {"embed_model": "hashing"},
+        }
+    )
 
 
 def merged_busy(intervals: list[tuple[float, float]]) -> float:

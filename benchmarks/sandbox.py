@@ -91,15 +91,19 @@ async def bench_sandbox(spawns: int, steps: int, concurrency: int, gap_s: float)
                 tg.start_soon(drive, env)
         elapsed = time.perf_counter() - started
         print(f"{'steps/s with ' + str(concurrency) + ' children':<34} {per_env * concurrency / elapsed:10.0f}")
-        print(f"{'memory per child (PSS)':<34} {statistics.mean(pss) / 1024:10.2f} MiB   "
-              f"(zygote PSS {pss_kib(pool._server.process.pid) / 1024:.1f} MiB)")
+        print(
+            f"{'memory per child (PSS)':<34} {statistics.mean(pss) / 1024:10.2f} MiB   "
+            f"(zygote PSS {pss_kib(pool._server.process.pid) / 1024:.1f} MiB)"
+        )
         for env in envs:
             await env.aclose()
 
 
 def bench_cold(runs: int) -> None:
-    code = ("from spade_async.envs.contract import INJECTED\nimport sys\nns = dict(INJECTED)\n"
-            f"exec({ENV_SOURCE!r}, ns)\nenv = ns['GuessNumber']()\nenv.reset(0)\nenv.step({ACTION!r})\n")
+    code = (
+        "from spade_async.envs.contract import INJECTED\nimport sys\nns = dict(INJECTED)\n"
+        f"exec({ENV_SOURCE!r}, ns)\nenv = ns['GuessNumber']()\nenv.reset(0)\nenv.step({ACTION!r})\n"
+    )
     times = []
     for _ in range(runs):
         started = time.perf_counter()
@@ -127,8 +131,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--cold", type=int, default=10)
-    parser.add_argument("--gap-ms", type=float, default=5.0,
-                        help="pause before each open (an episode's length; 0 = back to back)")
+    parser.add_argument(
+        "--gap-ms", type=float, default=5.0, help="pause before each open (an episode's length; 0 = back to back)"
+    )
     args = parser.parse_args()
     anyio.run(bench_sandbox, args.spawns, args.steps, args.concurrency, args.gap_ms / 1e3)
     bench_cold(args.cold)

@@ -109,6 +109,7 @@ class Checks:
 
 # --------------------------------------------------------------------------- fork safety
 
+
 def _fork_child(conn: Any) -> None:
     import torch
 
@@ -130,8 +131,13 @@ def fork_after_probe(cuda: bool) -> Row:
         return Row("", "FAIL", detail="CUDA initialised by the probe: a forked vLLM engine would fail")
     value = f"{count} GPU(s), CUDA not initialised"
     if not cuda:
-        return Row("", "ok", value=value, detail="(fork child using CUDA: skipped, no GPU)",
-                   data={"gpus": count, "is_available": available})
+        return Row(
+            "",
+            "ok",
+            value=value,
+            detail="(fork child using CUDA: skipped, no GPU)",
+            data={"gpus": count, "is_available": available},
+        )
     if count < 1:
         return Row("", "FAIL", value=value, detail="no CUDA GPU visible; on a CPU machine use --smoke")
     parent, child = multiprocessing.Pipe()
@@ -161,12 +167,19 @@ def fork_control() -> Row:
     out = subprocess.run([sys.executable, "-c", CONTROL], env=env, capture_output=True, text=True, timeout=180)
     code = next((ln.split()[1] for ln in out.stdout.splitlines() if ln.startswith("child_exit")), "?")
     poisoned = code not in ("0", "?")
-    return Row("", "ok", value="plain is_available() poisons a fork" if poisoned else
-               "plain is_available() did not poison a fork (torch changed?)",
-               detail="(control: informational)", data={"child_exit": code})
+    return Row(
+        "",
+        "ok",
+        value="plain is_available() poisons a fork"
+        if poisoned
+        else "plain is_available() did not poison a fork (torch changed?)",
+        detail="(control: informational)",
+        data={"child_exit": code},
+    )
 
 
 # --------------------------------------------------------------------------- model
+
 
 def build_model(plan: Plan, device: str, workdir: Path) -> tuple[Row, str]:
     from spade_async.testing.synthetic import build_qwen3
@@ -204,6 +217,7 @@ def sync(cuda: bool) -> None:
 
 # --------------------------------------------------------------------------- engine
 
+
 def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]:
     """HF engine tokens/s per batch size; returns completions for the logprob gap."""
     import anyio
@@ -216,8 +230,13 @@ def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]
 
     def load() -> Row:
         t0 = time.perf_counter()
-        holder["engine"] = HFEngine(path, device=device, dtype=plan.dtype, batch_size=max(plan.batches),
-                                    max_model_len=plan.prompt + plan.new_tokens + 8)
+        holder["engine"] = HFEngine(
+            path,
+            device=device,
+            dtype=plan.dtype,
+            batch_size=max(plan.batches),
+            max_model_len=plan.prompt + plan.new_tokens + 8,
+        )
         return Row("", "ok", value=f"{time.perf_counter() - t0:.1f} s", detail=f"dtype {plan.dtype} on {device}")
 
     checks.run("engine: load", load)
@@ -236,6 +255,7 @@ def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]
     generate(random_prompts(2, 16, vocab, seed=99))  # warm-up: kernels, allocator
     completions: list[Any] = []
     for batch in plan.batches:
+
         def one(batch: int = batch) -> Row:
             prompts = random_prompts(batch, plan.prompt, vocab, seed=batch)
             engine.prefix_cache.clear()
@@ -250,9 +270,13 @@ def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]
                 return Row("", "FAIL", detail=f"{len(bad)} completions with invalid logprobs, {tokens} tokens")
             if not completions:
                 completions.extend(out[: plan.gap_seqs])
-            return Row("", "ok", value=f"{tokens / dt:,.0f} tok/s",
-                       detail=f"{batch} x ({plan.prompt} prompt + {plan.new_tokens} new), {dt:.2f} s",
-                       data={"tokens_per_s": tokens / dt, "tokens": tokens, "seconds_gen": dt})
+            return Row(
+                "",
+                "ok",
+                value=f"{tokens / dt:,.0f} tok/s",
+                detail=f"{batch} x ({plan.prompt} prompt + {plan.new_tokens} new), {dt:.2f} s",
+                data={"tokens_per_s": tokens / dt, "tokens": tokens, "seconds_gen": dt},
+            )
 
         checks.run(f"engine: batch {batch}", one)
     holder.clear()  # the closures above hold the engine until this function returns
@@ -260,6 +284,7 @@ def engine_rows(checks: Checks, plan: Plan, path: str, device: str) -> list[Any]
 
 
 # --------------------------------------------------------------------------- learner
+
 
 def learner_samples(n: int, length: int, vocab: int, seed: int) -> list[Any]:
     """``n`` sequences of ``length`` tokens: a quarter prompt, the rest trained."""
@@ -278,8 +303,14 @@ def gap_samples(completions: list[Any]) -> list[Any]:
     from spade_async.learner.samples import TrainSample
 
     return [
-        TrainSample("agent", c.prompt_ids + c.token_ids, [0] * len(c.prompt_ids) + [1] * len(c.token_ids),
-                    [0.0] * len(c.prompt_ids) + list(c.logprobs), 1.0, 0)
+        TrainSample(
+            "agent",
+            c.prompt_ids + c.token_ids,
+            [0] * len(c.prompt_ids) + [1] * len(c.token_ids),
+            [0.0] * len(c.prompt_ids) + list(c.logprobs),
+            1.0,
+            0,
+        )
         for c in completions
     ]
 
@@ -289,12 +320,18 @@ def logprob_gap(trainer: Any, samples: list[Any]) -> dict[str, float]:
     import torch
 
     learner = torch.cat(trainer.logprobs(samples)).double()
-    engine = torch.tensor([lp for s in samples for lp, m in zip(s.behaviour_logprobs, s.loss_mask, strict=True) if m],
-                          dtype=torch.float64)
+    engine = torch.tensor(
+        [lp for s in samples for lp, m in zip(s.behaviour_logprobs, s.loss_mask, strict=True) if m], dtype=torch.float64
+    )
     diff = learner - engine
-    return {"tokens": float(diff.numel()), "mean": float(diff.mean()), "mean_abs": float(diff.abs().mean()),
-            "max_abs": float(diff.abs().max()), "ratio_mean": float(diff.exp().mean()),
-            "ratio_max": float(diff.exp().max())}
+    return {
+        "tokens": float(diff.numel()),
+        "mean": float(diff.mean()),
+        "mean_abs": float(diff.abs().mean()),
+        "max_abs": float(diff.abs().max()),
+        "ratio_mean": float(diff.exp().mean()),
+        "ratio_max": float(diff.exp().max()),
+    }
 
 
 def learner_rows(checks: Checks, plan: Plan, path: str, device: str, qlora: bool, completions: list[Any]) -> None:
@@ -311,13 +348,24 @@ def learner_rows(checks: Checks, plan: Plan, path: str, device: str, qlora: bool
 
     def load() -> Row:
         t0 = time.perf_counter()
-        holder["trainer"] = Trainer(path, model_cfg, cfg.learner, device=device, seed=cfg.run.seed,
-                                    tis_cap=cfg.selfplay.tis_cap, ratio_anchor=cfg.learner.ratio_anchor,
-                                    gradient_checkpointing=cfg.learner.gradient_checkpointing)
+        holder["trainer"] = Trainer(
+            path,
+            model_cfg,
+            cfg.learner,
+            device=device,
+            seed=cfg.run.seed,
+            tis_cap=cfg.selfplay.tis_cap,
+            ratio_anchor=cfg.learner.ratio_anchor,
+            gradient_checkpointing=cfg.learner.gradient_checkpointing,
+        )
         mem = f", {torch.cuda.memory_allocated() / 2**30:.1f} GiB allocated" if cuda else ""
-        return Row("", "ok", value=f"{time.perf_counter() - t0:.1f} s{mem}",
-                   detail=f"rank {model_cfg.lora_rank}, micro_batch {cfg.learner.micro_batch}, "
-                          f"grad ckpt {cfg.learner.gradient_checkpointing}")
+        return Row(
+            "",
+            "ok",
+            value=f"{time.perf_counter() - t0:.1f} s{mem}",
+            detail=f"rank {model_cfg.lora_rank}, micro_batch {cfg.learner.micro_batch}, "
+            f"grad ckpt {cfg.learner.gradient_checkpointing}",
+        )
 
     checks.run(f"learner {label}: load", load)
     trainer = holder.get("trainer")
@@ -330,7 +378,9 @@ def learner_rows(checks: Checks, plan: Plan, path: str, device: str, qlora: bool
             return Row("", "FAIL", detail="no engine completions to score")
         g = logprob_gap(trainer, gap_samples(completions))
         limit = None if qlora else (BF16_GAP_LIMIT if cuda else CPU_GAP_LIMIT)
-        status = "ok" if all(math.isfinite(v) for v in g.values()) and (limit is None or g["mean_abs"] <= limit) else "FAIL"
+        status = (
+            "ok" if all(math.isfinite(v) for v in g.values()) and (limit is None or g["mean_abs"] <= limit) else "FAIL"
+        )
         detail = f"mean {g['mean']:+.4f}, max|d| {g['max_abs']:.3f}, ratio mean {g['ratio_mean']:.4f} max {g['ratio_max']:.3f}, {int(g['tokens'])} tokens"
         if limit is not None:
             detail += f" (limit mean|d| {limit})"
@@ -350,16 +400,21 @@ def learner_rows(checks: Checks, plan: Plan, path: str, device: str, qlora: bool
         finite = all(math.isfinite(m[k]) for k in ("loss", "grad_norm", "tokens_per_s"))
         status = "ok" if finite and m["nonfinite_skipped"] == 0 and m["version"] >= 2 else "FAIL"
         mem = f", peak {peak:.1f} GiB" if cuda else ""
-        return Row("", status, value=f"{m['step_time_s']:.2f} s, {m['tokens_per_s']:,.0f} tok/s{mem}",
-                   detail=f"{plan.step_seqs} x {plan.step_len} tokens, grad norm {m['grad_norm']:.3g}, "
-                          f"tis_mean {m['tis_mean']:.3f}",
-                   data={**m, "peak_gib": peak})
+        return Row(
+            "",
+            status,
+            value=f"{m['step_time_s']:.2f} s, {m['tokens_per_s']:,.0f} tok/s{mem}",
+            detail=f"{plan.step_seqs} x {plan.step_len} tokens, grad norm {m['grad_norm']:.3g}, "
+            f"tis_mean {m['tis_mean']:.3f}",
+            data={**m, "peak_gib": peak},
+        )
 
     checks.run(f"learner {label}: step {plan.step_seqs}x{plan.step_len}", step)
     holder.clear()
 
 
 # --------------------------------------------------------------------------- main
+
 
 def print_table(rows: list[Row], header: str) -> None:
     width = max(len(r.name) for r in rows)
@@ -424,21 +479,37 @@ def main(argv: list[str] | None = None) -> int:
     gpu = torch.cuda.get_device_name(0) if cuda and torch.cuda.is_available() else platform.processor() or "cpu"
     import transformers
 
-    versions = {"python": platform.python_version(), "torch": torch.__version__,
-                "transformers": transformers.__version__, "spade_async": spade_async.__version__}
+    versions = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "spade_async": spade_async.__version__,
+    }
     for name in ("peft", "bitsandbytes"):
         try:
             versions[name] = __import__(name).__version__
         except ImportError:
             versions[name] = "absent"
-    header = (f"gpu_check: {device} ({gpu}), shape {plan.shape}, {total:.0f} s, "
-              + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    header = f"gpu_check: {device} ({gpu}), shape {plan.shape}, {total:.0f} s, " + ", ".join(
+        f"{k} {v}" for k, v in versions.items()
+    )
     print_table(checks.rows, header)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps({
-        "device": device, "gpu": gpu, "shape": plan.shape, "seconds": total, "versions": versions,
-        "ok": not checks.failed, "rows": [asdict(r) for r in checks.rows],
-    }, indent=2, default=str))
+    Path(args.json).write_text(
+        json.dumps(
+            {
+                "device": device,
+                "gpu": gpu,
+                "shape": plan.shape,
+                "seconds": total,
+                "versions": versions,
+                "ok": not checks.failed,
+                "rows": [asdict(r) for r in checks.rows],
+            },
+            indent=2,
+            default=str,
+        )
+    )
     print(f"\n{'FAILED' if checks.failed else 'all checks passed'}; rows written to {args.json}")
     return 1 if checks.failed else 0
 

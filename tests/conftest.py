@@ -21,9 +21,12 @@ def _host_left_as_found(request: pytest.FixtureRequest):
     yield
     changes = hostguard.compare(before, hostguard.snapshot())
     if changes:
-        pytest.fail(f"{request.module.__name__} changed the host (tests may act only on what they created): "
-                    + "; ".join(changes[:20]) + (f" (+{len(changes) - 20} more)" if len(changes) > 20 else ""),
-                    pytrace=False)
+        pytest.fail(
+            f"{request.module.__name__} changed the host (tests may act only on what they created): "
+            + "; ".join(changes[:20])
+            + (f" (+{len(changes) - 20} more)" if len(changes) > 20 else ""),
+            pytrace=False,
+        )
 
 
 @pytest.fixture

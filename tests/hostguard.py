@@ -48,7 +48,7 @@ def _stat_fields(pid: int) -> list[str] | None:
             text = handle.read()
     except OSError:
         return None
-    name = text[text.find("(") + 1: text.rfind(")")]
+    name = text[text.find("(") + 1 : text.rfind(")")]
     return [name, *text.rsplit(")", 1)[1].split()]  # index i is field i + 2 of proc(5)
 
 
@@ -86,8 +86,12 @@ def _ioprio(pid: int) -> int | None:
 def process_state(pid: int) -> dict[str, object] | None:
     """Nice, affinity, scheduling policy and I/O priority of ``pid`` (None when it is gone)."""
     try:
-        return {"nice": os.getpriority(os.PRIO_PROCESS, pid), "affinity": sorted(os.sched_getaffinity(pid)),
-                "policy": os.sched_getscheduler(pid), "ioprio": _ioprio(pid)}
+        return {
+            "nice": os.getpriority(os.PRIO_PROCESS, pid),
+            "affinity": sorted(os.sched_getaffinity(pid)),
+            "policy": os.sched_getscheduler(pid),
+            "ioprio": _ioprio(pid),
+        }
     except OSError:
         return None
 
@@ -109,8 +113,9 @@ def default_paths() -> list[tuple[Path, bool, bool]]:
     return [(Path("/etc"), False, True), (home, False, False), (home / ".ssh", True, True)]
 
 
-def snapshot(*, include: Iterable[int] = (), paths: Iterable[tuple[Path, bool, bool]] | None = None,
-             min_age_s: float = 2.0) -> Snapshot:
+def snapshot(
+    *, include: Iterable[int] = (), paths: Iterable[tuple[Path, bool, bool]] | None = None, min_age_s: float = 2.0
+) -> Snapshot:
     """The watched state now (see the module docstring); ``include`` adds pids regardless of age or ancestry."""
     snap = Snapshot()
     skip, ancestors = _family(os.getpid())

@@ -60,8 +60,9 @@ def _install_gpuless_platform() -> None:
             return False  # pinning host memory needs the CUDA driver
 
         @classmethod
-        def get_attn_backend_cls(cls, selected_backend: Any, attn_selector_config: Any,
-                                 num_heads: int | None = None) -> str:
+        def get_attn_backend_cls(
+            cls, selected_backend: Any, attn_selector_config: Any, num_heads: int | None = None
+        ) -> str:
             return "vllm.v1.attention.backends.flex_attention.FlexAttentionBackend"
 
     platforms.current_platform = GPUlessCuda()
@@ -75,8 +76,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     import transformers
     import vllm
 
-    return [f"vllm {vllm.__version__}, torch {torch.__version__}, transformers {transformers.__version__} "
-            "(platform: GPU-less CUDA stand-in)"]
+    return [
+        f"vllm {vllm.__version__}, torch {torch.__version__}, transformers {transformers.__version__} "
+        "(platform: GPU-less CUDA stand-in)"
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +110,7 @@ def model_parallel() -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with set_current_vllm_config(VllmConfig()):
-        init_distributed_environment(world_size=1, rank=0, local_rank=0, backend="gloo",
-                                     distributed_init_method=f"tcp://127.0.0.1:{port}")
+        init_distributed_environment(
+            world_size=1, rank=0, local_rank=0, backend="gloo", distributed_init_method=f"tcp://127.0.0.1:{port}"
+        )
         initialize_model_parallel(1, 1)

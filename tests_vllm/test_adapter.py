@@ -46,8 +46,17 @@ def adapter(tiny_qwen3: str, preset_model_cfg: ModelConfig, tmp_path_factory: py
     model_cfg = preset_model_cfg.model_copy(update={"qlora": False, "dtype": "float32", "name": tiny_qwen3})
     trainer = Trainer(tiny_qwen3, model_cfg, LearnerConfig(lr=1e-3, micro_batch=2, max_seq_len=64), seed=0)
     g = torch.Generator().manual_seed(0)
-    samples = [TrainSample("agent", torch.randint(10, 1000, (24,), generator=g).tolist(), [0] * 8 + [1] * 16,
-                           [0.0] * 8 + [-math.log(151936)] * 16, 1.0 if i % 2 else -1.0, 0) for i in range(4)]
+    samples = [
+        TrainSample(
+            "agent",
+            torch.randint(10, 1000, (24,), generator=g).tolist(),
+            [0] * 8 + [1] * 16,
+            [0.0] * 8 + [-math.log(151936)] * 16,
+            1.0 if i % 2 else -1.0,
+            0,
+        )
+        for i in range(4)
+    ]
     metrics = trainer.train_step(samples)
     assert metrics["version"] == 1 and metrics["grad_norm"] > 0
     path = tmp_path_factory.mktemp("adapters") / "v1"
@@ -87,8 +96,9 @@ def load_in_vllm(path: Path, vc: Any, model: Any) -> Any:
         return WorkerLoRAManager._load_adapter(worker, build_lora_request(1, str(path)))  # type: ignore[arg-type]
 
 
-def test_trainer_adapter_is_accepted_by_vllm(model_parallel: None, tiny_qwen3: str, adapter: Path,
-                                             preset_model_cfg: ModelConfig) -> None:
+def test_trainer_adapter_is_accepted_by_vllm(
+    model_parallel: None, tiny_qwen3: str, adapter: Path, preset_model_cfg: ModelConfig
+) -> None:
     rank = preset_model_cfg.lora_rank
     assert rank in VLLM_LORA_RANKS
     config = json.loads((adapter / "adapter_config.json").read_text())
@@ -104,20 +114,26 @@ def test_trainer_adapter_is_accepted_by_vllm(model_parallel: None, tiny_qwen3: s
     assert len(lora.loras) == n_layers * len(preset_model_cfg.lora_targets)
     assert all(w.rank == rank for w in lora.loras.values())
     assert any(float(w.lora_b.abs().max()) > 0 for w in lora.loras.values())  # the trained weights arrived
-    print(f"adapter {adapter.name} (rank {rank}, {len(lora.loras)} modules: {sorted(layers)}) ACCEPTED by "
-          f"vLLM's LoRA loader (supported modules {sorted(get_supported_lora_modules(model))}, "
-          f"packed {model.packed_modules_mapping})")
+    print(
+        f"adapter {adapter.name} (rank {rank}, {len(lora.loras)} modules: {sorted(layers)}) ACCEPTED by "
+        f"vLLM's LoRA loader (supported modules {sorted(get_supported_lora_modules(model))}, "
+        f"packed {model.packed_modules_mapping})"
+    )
 
 
-def test_vllm_loader_rejects_what_it_cannot_serve(model_parallel: None, tiny_qwen3: str, adapter: Path,
-                                                  tmp_path: Path, preset_model_cfg: ModelConfig) -> None:
+def test_vllm_loader_rejects_what_it_cannot_serve(
+    model_parallel: None, tiny_qwen3: str, adapter: Path, tmp_path: Path, preset_model_cfg: ModelConfig
+) -> None:
     """The check can fail: a rank above max_lora_rank, DoRA, bias, and modules_to_save."""
     vc, model = vllm_setup(tiny_qwen3, 16)  # max_lora_rank 16 < the adapter's 32
     with pytest.raises(ValueError, match="greater than max_lora_rank"):
         load_in_vllm(adapter, vc, model)
     vc, model = vllm_setup(tiny_qwen3, preset_model_cfg.lora_rank)
-    for change, message in (({"use_dora": True}, "DoRA"), ({"bias": "all"}, "bias"),
-                            ({"modules_to_save": ["lm_head"]}, "modules_to_save")):
+    for change, message in (
+        ({"use_dora": True}, "DoRA"),
+        ({"bias": "all"}, "bias"),
+        ({"modules_to_save": ["lm_head"]}, "modules_to_save"),
+    ):
         bad = tmp_path / message
         bad.mkdir()
         (bad / "adapter_model.safetensors").write_bytes((adapter / "adapter_model.safetensors").read_bytes())

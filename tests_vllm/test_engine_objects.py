@@ -34,8 +34,11 @@ from spade_async.testing.synthetic import ENDOFTEXT, IM_END
 from .conftest import REPO
 
 CONFIGS = REPO / "configs"
-PRESETS = sorted(p.name for p in CONFIGS.glob("*.toml")
-                 if load_config(p).engine.backend == "vllm" and load_config(p).run.device != "cpu")
+PRESETS = sorted(
+    p.name
+    for p in CONFIGS.glob("*.toml")
+    if load_config(p).engine.backend == "vllm" and load_config(p).run.device != "cpu"
+)
 """The GPU presets (tiny_vllm runs vLLM's CPU build: tests_vllm_cpu/ runs it for real)."""
 ROLES = ("designer", "agent", "hint")
 
@@ -80,16 +83,22 @@ def test_engine_args_and_config(preset: str, gpus: int, model_dirs: dict[str, st
     assert lora is not None and lora.max_lora_rank == cfg.model.lora_rank and lora.max_loras == cfg.engine.max_loras
     assert cache_cfg.enable_prefix_caching and cache_cfg.gpu_memory_utilization == placement.gpu_memory_utilization
     assert (par.tensor_parallel_size, par.data_parallel_size) == (
-        placement.tensor_parallel_size, placement.data_parallel_size)
+        placement.tensor_parallel_size,
+        placement.data_parallel_size,
+    )
     assert par.world_size * par.data_parallel_size == len(placement.engine_gpus)  # every engine GPU used
     sched = vc.scheduler_config  # from the config, not vLLM's defaults (128 / 2048)
     assert (sched.max_num_seqs, sched.max_num_batched_tokens) == (
-        cfg.engine.max_num_seqs, cfg.engine.max_num_batched_tokens)
-    print(f"{preset} on {gpus} GPU(s): AsyncEngineArgs -> VllmConfig ok: {model.architectures[0]}, "
-          f"logprobs_mode={model.logprobs_mode}, max_model_len={model.max_model_len}, dtype={model.dtype}, "
-          f"LoRA rank {lora.max_lora_rank} x {lora.max_loras}, prefix caching, "
-          f"gpu_memory_utilization={cache_cfg.gpu_memory_utilization}, engine GPUs {placement.engine_gpus} "
-          f"(TP {par.tensor_parallel_size} x DP {par.data_parallel_size}), learner GPU {placement.learner_gpu}")
+        cfg.engine.max_num_seqs,
+        cfg.engine.max_num_batched_tokens,
+    )
+    print(
+        f"{preset} on {gpus} GPU(s): AsyncEngineArgs -> VllmConfig ok: {model.architectures[0]}, "
+        f"logprobs_mode={model.logprobs_mode}, max_model_len={model.max_model_len}, dtype={model.dtype}, "
+        f"LoRA rank {lora.max_lora_rank} x {lora.max_loras}, prefix caching, "
+        f"gpu_memory_utilization={cache_cfg.gpu_memory_utilization}, engine GPUs {placement.engine_gpus} "
+        f"(TP {par.tensor_parallel_size} x DP {par.data_parallel_size}), learner GPU {placement.learner_gpu}"
+    )
 
 
 def stop_ids_for(model_dir: str) -> list[int]:
@@ -110,11 +119,17 @@ def test_sampling_params_per_role(preset: str, model_dirs: dict[str, str]) -> No
             assert params.output_kind == RequestOutputKind.FINAL_ONLY
             assert params.logprobs == 0 and params.prompt_logprobs is None
             assert (params.temperature, params.top_p, params.max_tokens, params.seed) == (
-                section.temperature, section.top_p, section.max_new_tokens, seed)
+                section.temperature,
+                section.top_p,
+                section.max_new_tokens,
+                seed,
+            )
             assert params.stop_token_ids == stop_ids and set(stop_ids) <= params.all_stop_token_ids
             assert params.stop == list(section.stop) and params.include_stop_str_in_output
-        print(f"{preset} {role}: SamplingParams ok: temperature={params.temperature}, top_p={params.top_p}, "
-              f"max_tokens={params.max_tokens}, logprobs=0, FINAL_ONLY, stop_token_ids={params.stop_token_ids}")
+        print(
+            f"{preset} {role}: SamplingParams ok: temperature={params.temperature}, top_p={params.top_p}, "
+            f"max_tokens={params.max_tokens}, logprobs=0, FINAL_ONLY, stop_token_ids={params.stop_token_ids}"
+        )
 
 
 def test_lora_requests() -> None:
@@ -150,8 +165,10 @@ def test_token_prompts_and_whole_requests_pass_vllm_admission(model_dirs: dict[s
         assert sp is not None and sp.logprobs == 0 and sp.output_kind == RequestOutputKind.FINAL_ONLY
         assert sp.temperature == section.temperature and sp.max_tokens == section.max_new_tokens
         assert set(stop_ids) <= sp.all_stop_token_ids  # generation_config merged nothing away
-        print(f"{role}: TokensPrompt of {len(ids)} tokens + LoRA v0 (id 1) -> EngineCoreRequest ok "
-              f"(max_model_len {limit})")
+        print(
+            f"{role}: TokensPrompt of {len(ids)} tokens + LoRA v0 (id 1) -> EngineCoreRequest ok "
+            f"(max_model_len {limit})"
+        )
 
 
 def test_vllm_refuses_a_prompt_at_max_model_len(model_dirs: dict[str, str]) -> None:

@@ -47,6 +47,8 @@ every step trains a new adapter (a 135M model's wins on the real seeds are too r
 def faster(pool: Path) -> dict[str, str]:
     """The preset as shipped, with shorter designs and the lottery pool."""
     return {"engine.designer.max_new_tokens": "128", "selfplay.fixed_pool": f'"{pool}"', "selfplay.max_turns": "2"}
+
+
 RUN_TIMEOUT_S = 1800
 pytestmark = pytest.mark.anyio
 
@@ -90,13 +92,29 @@ class Run:
         self.run_dir = run_dir
         self.db = run_dir / "run.sqlite"
         self.log = run_dir.parent / f"{run_dir.name}-{int(time.time() * 1000)}.log"
-        cmd = [sys.executable, "-m", "spade_async.cli.app", "run", "tiny_vllm", "--headless",
-               "--set", f'run.run_dir="{run_dir}"', "--set", f"run.max_steps={MAX_STEPS}",
-               *[a for k, v in faster(run_dir.parent / "pool").items() for a in ("--set", f"{k}={v}")],
-               *(["--resume"] if resume else [])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "spade_async.cli.app",
+            "run",
+            "tiny_vllm",
+            "--headless",
+            "--set",
+            f'run.run_dir="{run_dir}"',
+            "--set",
+            f"run.max_steps={MAX_STEPS}",
+            *[a for k, v in faster(run_dir.parent / "pool").items() for a in ("--set", f"{k}={v}")],
+            *(["--resume"] if resume else []),
+        ]
         self.fh = self.log.open("w")
-        self.proc = subprocess.Popen(cmd, stdout=self.fh, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
-                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_LOGGING_LEVEL": "WARNING"})
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=self.fh,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            start_new_session=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_LOGGING_LEVEL": "WARNING"},
+        )
         self.seen_vllm: set[int] = set()
 
     def wait_for(self, what: str, ready: Any) -> None:
@@ -130,8 +148,14 @@ class Run:
 
     def trained_checkpoints(self) -> list[int]:
         """Checkpointed steps whose adapter version is >= 1 (a step without GRPO signal keeps v0)."""
-        return [s for (s,) in query(self.db, "SELECT c.step FROM checkpoints c JOIN steps s ON s.step = c.step "
-                                             "WHERE s.adapter_version >= 1 ORDER BY c.step")]
+        return [
+            s
+            for (s,) in query(
+                self.db,
+                "SELECT c.step FROM checkpoints c JOIN steps s ON s.step = c.step "
+                "WHERE s.adapter_version >= 1 ORDER BY c.step",
+            )
+        ]
 
 
 def newest_adapter(run_dir: Path) -> tuple[int, Path]:
@@ -161,14 +185,21 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         left = wait_dead(engine)
         assert left == [], f"vLLM processes {left} outlived the killed trainer"
         timings["run 1 (until kill -9)"] = time.monotonic() - t0
-        print(f"\nkill -9 after the checkpoint of step {killed_at + 1} (a trained adapter); "
-              f"its {len(engine)} vLLM processes died with it")
+        print(
+            f"\nkill -9 after the checkpoint of step {killed_at + 1} (a trained adapter); "
+            f"its {len(engine)} vLLM processes died with it"
+        )
 
         # 2. resume, then a terminal Ctrl-C (SIGINT to the whole group) in the middle of its first step
         t1 = time.monotonic()
         second = Run(run_dir, resume=True)
-        second.wait_for("plays after the resume", lambda: "running steps" in second.output() and query(
-            second.db, "SELECT COUNT(*) FROM episodes WHERE step > ?", (killed_at,)) not in ([], [(0,)]))
+        second.wait_for(
+            "plays after the resume",
+            lambda: (
+                "running steps" in second.output()
+                and query(second.db, "SELECT COUNT(*) FROM episodes WHERE step > ?", (killed_at,)) not in ([], [(0,)])
+            ),
+        )
         engine = sorted(second.seen_vllm | set(vllm_processes(second.proc.pid)))
         os.killpg(second.proc.pid, signal.SIGINT)
         rc = second.finish()
@@ -210,9 +241,16 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_adapter_versions_advance_and_resumes_reload_the_newest(run_dir: Path) -> None:
     db = run_dir / "run.sqlite"
     marks = json.loads((run_dir.parent / "resumes.json").read_text())
-    per_step = {step: (lo, hi) for step, lo, hi in query(
-        db, "SELECT step, MIN(adapter_version), MAX(adapter_version) FROM episodes WHERE hinted = 0 GROUP BY step")}
-    print("episode adapter versions per step (min, max): " + ", ".join(f"{s + 1}: {v}" for s, v in sorted(per_step.items())))
+    per_step = {
+        step: (lo, hi)
+        for step, lo, hi in query(
+            db, "SELECT step, MIN(adapter_version), MAX(adapter_version) FROM episodes WHERE hinted = 0 GROUP BY step"
+        )
+    }
+    print(
+        "episode adapter versions per step (min, max): "
+        + ", ".join(f"{s + 1}: {v}" for s, v in sorted(per_step.items()))
+    )
     assert per_step[0] == (0, 0)  # the base model's plays
     last = max(per_step)
     assert per_step[last][0] >= 1, "the last step's plays were not generated with a trained adapter"
@@ -229,9 +267,11 @@ def test_run_logprobs_agree_with_the_learner(run_dir: Path) -> None:
     measured = [m for m in rows if (m.get("onpolicy_tokens") or 0) > 0]
     assert measured, "no step compared engine and learner logprobs on the same adapter"
     for m in measured:
-        print(f"step logprobs, vLLM vs QLoRA learner, {int(m['onpolicy_tokens'])} tokens: |diff| mean "
-              f"{m['onpolicy_lp_absdiff_mean']:.4f} p99 {m['onpolicy_lp_absdiff_p99']:.4f}; ratio p01 "
-              f"{m['onpolicy_ratio_p01']:.3f} p99 {m['onpolicy_ratio_p99']:.3f}; tis_mean {m.get('tis_mean', float('nan')):.3f}")
+        print(
+            f"step logprobs, vLLM vs QLoRA learner, {int(m['onpolicy_tokens'])} tokens: |diff| mean "
+            f"{m['onpolicy_lp_absdiff_mean']:.4f} p99 {m['onpolicy_lp_absdiff_p99']:.4f}; ratio p01 "
+            f"{m['onpolicy_ratio_p01']:.3f} p99 {m['onpolicy_ratio_p99']:.3f}; tis_mean {m.get('tis_mean', float('nan')):.3f}"
+        )
         # gross-mismatch bounds for an NF4 learner against a bf16 engine. Measured on this 135M
         # model: NF4 alone costs ~0.6-0.8 nats mean (p99 ~3-5); an unquantized learner agrees
         # to ~0.05 (the in-process test checks that tightly). A temperature mismatch moves it more.
@@ -239,6 +279,7 @@ def test_run_logprobs_agree_with_the_learner(run_dir: Path) -> None:
 
 
 # -- in this process, one real engine ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 async def engine(run_dir: Path) -> AsyncIterator[Any]:
@@ -257,16 +298,26 @@ async def engine(run_dir: Path) -> AsyncIterator[Any]:
     assert eng.engine_pids and wait_dead(eng.engine_pids, 30.0) == []
 
 
-PROMPTS = ["Name three colours.", "What is 7 times 8?", "Write a haiku about rain.", "Say hello in French.",
-           "List two prime numbers.", "Describe a cat in one sentence."]
+PROMPTS = [
+    "Name three colours.",
+    "What is 7 times 8?",
+    "Write a haiku about rain.",
+    "Say hello in French.",
+    "List two prime numbers.",
+    "Describe a cat in one sentence.",
+]
 
 
 async def sample(engine: Any, n_tokens: int = 32) -> list[Any]:
     from spade_async.engine.base import GenerationRequest, Sampling
 
-    reqs = [GenerationRequest(engine.chat_prompt([{"role": "user", "content": p}]),
-                              Sampling(temperature=1.0, max_new_tokens=n_tokens, seed=100 + i))
-            for i, p in enumerate(PROMPTS)]
+    reqs = [
+        GenerationRequest(
+            engine.chat_prompt([{"role": "user", "content": p}]),
+            Sampling(temperature=1.0, max_new_tokens=n_tokens, seed=100 + i),
+        )
+        for i, p in enumerate(PROMPTS)
+    ]
     return await engine.generate(reqs)
 
 
@@ -280,10 +331,16 @@ async def test_the_qlora_adapter_loads_and_changes_vllm_output(engine: Any, run_
     tuned = await sample(engine)
     assert {c.adapter_version for c in tuned} == {version}
     differ_tokens = sum(b.token_ids != t.token_ids for b, t in zip(base, tuned, strict=True))
-    gaps = [abs(a - b) for bc, tc in zip(base, tuned, strict=True)
-            for a, b, x, y in zip(bc.logprobs, tc.logprobs, bc.token_ids, tc.token_ids, strict=False) if x == y]
-    print(f"adapter v{version} in vLLM: {differ_tokens}/{len(base)} completions differ from the base on the same "
-          f"seeds; on shared tokens the logprob moved by {statistics.fmean(gaps):.4f} on average")
+    gaps = [
+        abs(a - b)
+        for bc, tc in zip(base, tuned, strict=True)
+        for a, b, x, y in zip(bc.logprobs, tc.logprobs, bc.token_ids, tc.token_ids, strict=False)
+        if x == y
+    ]
+    print(
+        f"adapter v{version} in vLLM: {differ_tokens}/{len(base)} completions differ from the base on the same "
+        f"seeds; on shared tokens the logprob moved by {statistics.fmean(gaps):.4f} on average"
+    )
     assert differ_tokens > 0 or max(gaps) > 1e-3  # the adapter is applied, not ignored
 
 
@@ -299,21 +356,34 @@ async def test_vllm_logprobs_match_the_qlora_learner_on_the_same_tokens(engine: 
     await engine.load_adapter(version, str(path))
     completions = await sample(engine, n_tokens=48)
     cfg = load_config(ROOT / "configs" / "tiny_vllm.toml")
-    samples = [TrainSample(role="agent", input_ids=c.prompt_ids + c.token_ids,
-                           loss_mask=[0] * len(c.prompt_ids) + [1] * len(c.token_ids),
-                           behaviour_logprobs=[0.0] * len(c.prompt_ids) + c.logprobs, advantage=1.0,
-                           adapter_version=version, temperature=1.0) for c in completions]
+    samples = [
+        TrainSample(
+            role="agent",
+            input_ids=c.prompt_ids + c.token_ids,
+            loss_mask=[0] * len(c.prompt_ids) + [1] * len(c.token_ids),
+            behaviour_logprobs=[0.0] * len(c.prompt_ids) + c.logprobs,
+            advantage=1.0,
+            adapter_version=version,
+            temperature=1.0,
+        )
+        for c in completions
+    ]
     theirs = torch.tensor([lp for c in completions for lp in c.logprobs])
     gaps = {}
     # the same adapter on an unquantized bf16 base (the engine's weights) and on the NF4 base (the run's learner)
-    for name, model_cfg in (("bf16 learner", cfg.model.model_copy(update={"qlora": False})), ("NF4 QLoRA learner", cfg.model)):
+    for name, model_cfg in (
+        ("bf16 learner", cfg.model.model_copy(update={"qlora": False})),
+        ("NF4 QLoRA learner", cfg.model),
+    ):
         learner = Trainer(resolve_model_path(cfg.model.name), model_cfg, cfg.learner, device="cpu")
         learner.load_adapter_weights(path)
         diff = torch.cat(learner.logprobs(samples)) - theirs
         absdiff, ratio = diff.abs(), diff.exp()
         gaps[name] = (float(absdiff.mean()), float(torch.quantile(absdiff, 0.99)))
-        print(f"same {len(theirs)} tokens under adapter v{version}, vLLM vs {name}: |diff| mean {gaps[name][0]:.4f} "
-              f"p99 {gaps[name][1]:.4f}; ratio p01 {torch.quantile(ratio, 0.01):.3f} p99 {torch.quantile(ratio, 0.99):.3f}")
+        print(
+            f"same {len(theirs)} tokens under adapter v{version}, vLLM vs {name}: |diff| mean {gaps[name][0]:.4f} "
+            f"p99 {gaps[name][1]:.4f}; ratio p01 {torch.quantile(ratio, 0.01):.3f} p99 {torch.quantile(ratio, 0.99):.3f}"
+        )
         del learner
     # tight where the weights are the same (a temperature, template or LoRA-scaling mismatch fails here);
     # gross-only for NF4 (measured ~0.6-0.8 nats mean on this 135M model)
@@ -330,8 +400,9 @@ async def test_a_prompt_longer_than_max_model_len_is_fitted_never_sent(engine: A
     from spade_async.selfplay.design.corpus import Document
     from spade_async.selfplay.design.designer import DesignJob, design_environment, design_prompt
 
-    job = DesignJob("Logical Deduction", Document("d", "A long document", "The rules of a long board game. " * 400),
-                    "fresh")
+    job = DesignJob(
+        "Logical Deduction", Document("d", "A long document", "The rules of a long board game. " * 400), "fresh"
+    )
     raw = design_prompt(engine, job)
     assert len(raw) > engine.max_model_len
     refused = False
@@ -341,8 +412,18 @@ async def test_a_prompt_longer_than_max_model_len_is_fitted_never_sent(engine: A
         refused = True
     assert refused
     async with await SandboxPool.start(SandboxConfig(call_timeout_s=2.0)) as pool:
-        design = await design_environment(engine, pool, job, designer_sampling=Sampling(max_new_tokens=48, seed=0),
-                                          hint_sampling=Sampling(max_new_tokens=16), max_turns=3, repair_turns=0,
-                                          separate_hint_call=False, max_model_len=engine.max_model_len)
+        design = await design_environment(
+            engine,
+            pool,
+            job,
+            designer_sampling=Sampling(max_new_tokens=48, seed=0),
+            hint_sampling=Sampling(max_new_tokens=16),
+            max_turns=3,
+            repair_turns=0,
+            separate_hint_call=False,
+            max_model_len=engine.max_model_len,
+        )
     assert len(design.prompt_ids) + 48 <= engine.max_model_len and design.completion.token_ids
-    print(f"design prompt of {len(raw)} tokens fitted to {len(design.prompt_ids)} (max_model_len {engine.max_model_len})")
+    print(
+        f"design prompt of {len(raw)} tokens fitted to {len(design.prompt_ids)} (max_model_len {engine.max_model_len})"
+    )

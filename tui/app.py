@@ -218,8 +218,11 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
 
     def _show_designer(self) -> None:
         run = self.run_info
-        note = designer_note(designer_tally(self.envs.values()), run.model if run else None,
-                             fixed_pool=run is not None and run.mode == "fixed")
+        note = designer_note(
+            designer_tally(self.envs.values()),
+            run.model if run else None,
+            fixed_pool=run is not None and run.mode == "fixed",
+        )
         self.query_one("#designer-note", Static).update(Text(note))
 
     def _show_evals(self, on: bool) -> None:
@@ -298,8 +301,11 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
             return
         if not self.detail.summary.valid:
             why = "; ".join(self.detail.reasons) or "no reason recorded"
-            self.notify(f"not exported: this environment failed validation ({terminal_safe(why)[:200]}), "
-                        "so there is nothing runnable to export", severity="warning")
+            self.notify(
+                f"not exported: this environment failed validation ({terminal_safe(why)[:200]}), "
+                "so there is nothing runnable to export",
+                severity="warning",
+            )
             return
         try:
             path = export_env(self.detail, self.export_dir)

@@ -183,8 +183,15 @@ class RunReader:
         if status == "running" and owner_gone(row, time.time()):
             status = "dead"
         toml = _config(row["config_toml"])
-        run = RunInfo(row["id"], row["name"], status, row["created_at"], _max_steps(toml),
-                      _text_field(toml, "model", "name"), _text_field(toml, "selfplay", "mode"))
+        run = RunInfo(
+            row["id"],
+            row["name"],
+            status,
+            row["created_at"],
+            _max_steps(toml),
+            _text_field(toml, "model", "name"),
+            _text_field(toml, "selfplay", "mode"),
+        )
         reset = self._rewound(conn, run.id)
         if reset:
             self._last_step, self._last_event_id, self._env_mark = -1, 0, None
@@ -343,11 +350,7 @@ def _parse_metrics(text: str) -> dict[str, float]:
         return {}
     if not isinstance(raw, dict):
         return {}
-    return {
-        k: float(v)
-        for k, v in raw.items()
-        if isinstance(v, (int, float)) and not isinstance(v, bool)
-    }
+    return {k: float(v) for k, v in raw.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def _parse_reasons(text: str | None) -> list[str]:

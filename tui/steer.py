@@ -99,7 +99,11 @@ class SteerKeys(App[int]):
 
         if reset:
             self.steered_steps = set()
-        new = {e.step + 1 for e in events if e.kind == "steer" and e.step is not None and not e.message.startswith("REJECTED")}
+        new = {
+            e.step + 1
+            for e in events
+            if e.kind == "steer" and e.step is not None and not e.message.startswith("REJECTED")
+        }
         if new - self.steered_steps or reset:
             self.steered_steps |= new
             for panel in self.query(ChartPanel):
@@ -123,7 +127,11 @@ class SteerKeys(App[int]):
         except SteerError as exc:
             self.notify(f"not sent: {terminal_safe(str(exc))}", severity="error")
             return False
-        when = "at its next step" if queued.run_status == "running" else f"when it resumes (the run is {queued.run_status})"
+        when = (
+            "at its next step"
+            if queued.run_status == "running"
+            else f"when it resumes (the run is {queued.run_status})"
+        )
         self.notify(f"queued #{queued.id}: {terminal_safe(queued.summary)}; the run applies it {when}")
         return True
 
@@ -142,7 +150,10 @@ class SteerKeys(App[int]):
         async def send(values: dict[str, str]) -> None:
             await self._send("retire", {"env_id": env_id, "reason": values["reason"]})
 
-        self._ask(PromptScreen(f"Retire environment {env_id[:12]} now", [("reason", "reason (recorded in the log)", "")]), send)
+        self._ask(
+            PromptScreen(f"Retire environment {env_id[:12]} now", [("reason", "reason (recorded in the log)", "")]),
+            send,
+        )
 
     async def action_steer_pin(self) -> None:
         env_id = self._selected_env()
@@ -170,12 +181,18 @@ class SteerKeys(App[int]):
             pin = values["pin"].lower() in ("y", "yes", "1", "true")
             await self._send("inject", {"code": code, "name": name, "skill": values["skill"], "pin": pin})
 
-        self._ask(PromptScreen(
-            "Inject an environment file",
-            [("path", "path of the .py file", ""), ("skill", "skill (empty: its SKILL constant)", ""),
-             ("pin", "pin it? (y/n)", "n")],
-            note="The run admits it with the same sandbox validation as a designed one.",
-        ), send)
+        self._ask(
+            PromptScreen(
+                "Inject an environment file",
+                [
+                    ("path", "path of the .py file", ""),
+                    ("skill", "skill (empty: its SKILL constant)", ""),
+                    ("pin", "pin it? (y/n)", "n"),
+                ],
+                note="The run admits it with the same sandbox validation as a designed one.",
+            ),
+            send,
+        )
 
     def action_steer_band(self) -> None:
         async def send(values: dict[str, str]) -> None:
@@ -194,8 +211,14 @@ class SteerKeys(App[int]):
             if share is not None:
                 await self._send("designer_share", {"share": share})
 
-        self._ask(PromptScreen(
-            "Target band and designer share (for the rest of the run)",
-            [("low", "band low (empty: unchanged)", ""), ("high", "band high", ""),
-             ("share", "designer share of envs_per_step, 0-1 (0 pauses design; empty: unchanged)", "")],
-        ), send)
+        self._ask(
+            PromptScreen(
+                "Target band and designer share (for the rest of the run)",
+                [
+                    ("low", "band low (empty: unchanged)", ""),
+                    ("high", "band high", ""),
+                    ("share", "designer share of envs_per_step, 0-1 (0 pauses design; empty: unchanged)", ""),
+                ],
+            ),
+            send,
+        )

@@ -45,8 +45,15 @@ def audited(origin: str) -> bool:
     return origin not in USER_ORIGINS
 
 
-async def audit_play(pool: EnvPool, source: str, promise: Promise | None, *, rng: random.Random,
-                     domain: str = "games", pace_s: float = 0.0) -> str | None:
+async def audit_play(
+    pool: EnvPool,
+    source: str,
+    promise: Promise | None,
+    *,
+    rng: random.Random,
+    domain: str = "games",
+    pace_s: float = 0.0,
+) -> str | None:
     """One audit play of ``source``; the reason it fails the audit, or None (passed or errored)."""
     if promise is None:
         promise = Promise(rng.randrange(PLAY_SEEDS), (meaningless_action(rng, domain),), ())
@@ -54,8 +61,10 @@ async def audit_play(pool: EnvPool, source: str, promise: Promise | None, *, rng
         async with await pool.open(source) as env:
             obs, _ = await env.reset(promise.seed)
             if promise.answers and obs != promise.answers[0][0]:
-                return (f"reset(seed={promise.seed}) in play gave another observation than at admission "
-                        f"({obs[:80]!r} instead of {promise.answers[0][0][:80]!r})")
+                return (
+                    f"reset(seed={promise.seed}) in play gave another observation than at admission "
+                    f"({obs[:80]!r} instead of {promise.answers[0][0][:80]!r})"
+                )
             for turn, action in enumerate(promise.actions, start=1):
                 await anyio.sleep(pace_s * rng.uniform(0.5, 1.5))
                 result = await env.step(action)
@@ -63,9 +72,11 @@ async def audit_play(pool: EnvPool, source: str, promise: Promise | None, *, rng
                     return f"the meaningless action {action!r} won in play (reward {result.reward!r})"
                 got = (result.obs, result.reward, result.terminated, result.truncated)
                 if turn < len(promise.answers) and got != promise.answers[turn]:
-                    return (f"step({action!r}) after reset(seed={promise.seed}) answered differently in play "
-                            f"than at admission ({got[0][:80]!r}, reward {got[1]!r} instead of "
-                            f"{promise.answers[turn][0][:80]!r}, reward {promise.answers[turn][1]!r})")
+                    return (
+                        f"step({action!r}) after reset(seed={promise.seed}) answered differently in play "
+                        f"than at admission ({got[0][:80]!r}, reward {got[1]!r} instead of "
+                        f"{promise.answers[turn][0][:80]!r}, reward {promise.answers[turn][1]!r})"
+                    )
                 if result.terminated or result.truncated:
                     break
     except SandboxError:

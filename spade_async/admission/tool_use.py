@@ -27,8 +27,15 @@ from spade_async.sandbox.errors import EnvTimeout, SandboxError
 from spade_async.sandbox.interface import EnvPool, EnvSession
 
 MIN_INSTRUCTIONS, MAX_INSTRUCTIONS = 3, 5
-CHECKS = ("tool_contract", "tool_schemas", "tool_backed", "instruction_count", "deterministic_state",
-          "unmet_at_reset", "reachable")
+CHECKS = (
+    "tool_contract",
+    "tool_schemas",
+    "tool_backed",
+    "instruction_count",
+    "deterministic_state",
+    "unmet_at_reset",
+    "reachable",
+)
 """The check names this module adds to a ValidationResult."""
 
 
@@ -98,8 +105,11 @@ class _ToolUseChecks:
         v = self.verdict
         needed = ("tools", "instructions", "satisfied_at_reset", "unbacked_tools", "state_digest")
         if not all(key in info for key in needed):
-            v.fail("tool_contract", "reset() did not return the tool-use info: subclass ToolUseEnv and define "
-                                    "tools, initial_state(), instructions() and check(index) instead of reset()/step()")
+            v.fail(
+                "tool_contract",
+                "reset() did not return the tool-use info: subclass ToolUseEnv and define "
+                "tools, initial_state(), instructions() and check(index) instead of reset()/step()",
+            )
             return False
         v.ok("tool_contract")
         problems = schema_problems(info["tools"])
@@ -119,16 +129,22 @@ class _ToolUseChecks:
             v.ok("tool_backed")
         n = len(info["instructions"]) if isinstance(info["instructions"], list) else 0
         if not MIN_INSTRUCTIONS <= n <= MAX_INSTRUCTIONS:
-            v.fail("instruction_count", f"instructions() returned {n} instruction(s); write {MIN_INSTRUCTIONS} to "
-                                        f"{MAX_INSTRUCTIONS}, each a separate user request")
+            v.fail(
+                "instruction_count",
+                f"instructions() returned {n} instruction(s); write {MIN_INSTRUCTIONS} to "
+                f"{MAX_INSTRUCTIONS}, each a separate user request",
+            )
         else:
             v.ok("instruction_count")
         met = _listed(info.get("satisfied_at_reset"))
         for index in met[:MAX_LISTED]:
             text = info["instructions"][index] if isinstance(index, int) and 0 <= index < n else "?"
-            v.fail("unmet_at_reset", f"instruction {index + 1 if isinstance(index, int) else index} "
-                                     f"({_short(str(text))!r}) is already satisfied at reset; check(index) must "
-                                     "become true only after the agent's tool calls change the state")
+            v.fail(
+                "unmet_at_reset",
+                f"instruction {index + 1 if isinstance(index, int) else index} "
+                f"({_short(str(text))!r}) is already satisfied at reset; check(index) must "
+                "become true only after the agent's tool calls change the state",
+            )
         if not met:
             v.ok("unmet_at_reset")
         return True
@@ -149,10 +165,14 @@ class _ToolUseChecks:
                 again = await self.reset(env, seed)
                 if again is None:
                     return {}
-                if again.get("state_digest") != infos[seed].get("state_digest") or \
-                        again.get("instructions") != infos[seed].get("instructions"):
-                    self.verdict.fail("deterministic_state", f"two resets with seed {seed} gave different backend "
-                                      "states or instructions; build them only from self.rng in initial_state()")
+                if again.get("state_digest") != infos[seed].get("state_digest") or again.get("instructions") != infos[
+                    seed
+                ].get("instructions"):
+                    self.verdict.fail(
+                        "deterministic_state",
+                        f"two resets with seed {seed} gave different backend "
+                        "states or instructions; build them only from self.rng in initial_state()",
+                    )
                     return infos
         return infos
 
@@ -166,8 +186,11 @@ class _ToolUseChecks:
                 if info is None:
                     return
                 if info.get("state_digest") != first.get("state_digest"):
-                    self.verdict.fail("deterministic_state", f"seed {seed} gave a different backend state in a fresh "
-                                      "process; draw randomness only from self.rng and keep the state JSON-like")
+                    self.verdict.fail(
+                        "deterministic_state",
+                        f"seed {seed} gave a different backend state in a fresh "
+                        "process; draw randomness only from self.rng and keep the state JSON-like",
+                    )
                     return
         self.verdict.ok("deterministic_state")
 
@@ -201,8 +224,11 @@ class _ToolUseChecks:
             fail("reachable", f"solution() for seed {seed} failed: {exc}")
             return False
         if calls is None:
-            fail("reachable", "define solution(self) returning the tool calls (self.call(\"tool\", arg=value), ...) "
-                              "that satisfy every instruction; it proves each instruction is reachable")
+            fail(
+                "reachable",
+                'define solution(self) returning the tool calls (self.call("tool", arg=value), ...) '
+                "that satisfy every instruction; it proves each instruction is reachable",
+            )
             return False
         self.verdict.has_solution = True
         satisfied = 0
@@ -221,16 +247,23 @@ class _ToolUseChecks:
             if text.startswith("error:"):
                 fail("reachable", f"solution() call {k} for seed {seed} ({_short(action)}) failed: {_short(text, 200)}")
                 return False
-            satisfied = int(result.info.get("satisfied", satisfied)) if isinstance(result.info.get("satisfied"), int) else satisfied
+            satisfied = (
+                int(result.info.get("satisfied", satisfied))
+                if isinstance(result.info.get("satisfied"), int)
+                else satisfied
+            )
             if result.terminated or result.truncated:
                 if result.terminated and abs(result.reward - 1.0) <= 1e-6:
                     return True
                 break
         index = min(satisfied, max(len(instructions) - 1, 0))
         text = instructions[index] if instructions else "?"
-        fail("reachable", f"instruction {index + 1} ({_short(text)!r}) is never satisfied by solution() for seed "
-                          f"{seed}: after its {len(calls)} call(s), {satisfied} of {len(instructions)} instructions "
-                          "hold; fix check(index) or the calls")
+        fail(
+            "reachable",
+            f"instruction {index + 1} ({_short(text)!r}) is never satisfied by solution() for seed "
+            f"{seed}: after its {len(calls)} call(s), {satisfied} of {len(instructions)} instructions "
+            "hold; fix check(index) or the calls",
+        )
         return False
 
 

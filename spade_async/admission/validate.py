@@ -37,8 +37,14 @@ from spade_async.sandbox.errors import EnvProtocolError, EnvTimeout, RewardOutOf
 from spade_async.sandbox.interface import EnvPool, EnvSession
 
 GARBAGE_ACTIONS: tuple[str, ...] = (
-    "\\boxed{xyzzy}", "", "\\boxed{}", "hello there", "\\boxed{" + "9" * 300 + "}",
-    "✓ ünïcödé \x00 \\boxed{-1}", "{" * 40, "\\boxed{0}",
+    "\\boxed{xyzzy}",
+    "",
+    "\\boxed{}",
+    "hello there",
+    "\\boxed{" + "9" * 300 + "}",
+    "✓ ünïcödé \x00 \\boxed{-1}",
+    "{" * 40,
+    "\\boxed{0}",
 )
 """Actions an agent may well send; none of them may crash an admitted env."""
 WIN_REWARD = 1.0
@@ -74,6 +80,7 @@ class Promise:
     actions: tuple[str, ...]
     answers: tuple[tuple[str, float, bool, bool], ...]
 
+
 MAX_REASONS = 20
 """Most distinct reasons one validation keeps (the rest are counted in a last line); the repair
 prompt and the store get a bounded list, whatever an environment makes the checks report."""
@@ -103,8 +110,15 @@ class ValidationResult:
 
 
 class _Validator:
-    def __init__(self, pool: EnvPool, source: str, max_turns: int, seeds: tuple[int, ...],
-                 rng: random.Random, domain: str = "games") -> None:
+    def __init__(
+        self,
+        pool: EnvPool,
+        source: str,
+        max_turns: int,
+        seeds: tuple[int, ...],
+        rng: random.Random,
+        domain: str = "games",
+    ) -> None:
         self.pool, self.source, self.max_turns, self.seeds = pool, source, max_turns, seeds
         self.meaningless: set[str] = set()
         self.probes = {seed: self.draw_probes(rng, domain) for seed in seeds}
@@ -148,8 +162,16 @@ class _Validator:
     def result(self) -> ValidationResult:
         admitted = bool(self.checks) and all(self.checks.values())
         reasons = self.reasons + ([f"... and {self.dropped} more reasons not listed"] if self.dropped else [])
-        return ValidationResult(admitted, reasons, self.checks, self.has_solution, self.solution_wins,
-                                self.class_name, self.constants, self.promise if admitted else None)
+        return ValidationResult(
+            admitted,
+            reasons,
+            self.checks,
+            self.has_solution,
+            self.solution_wins,
+            self.class_name,
+            self.constants,
+            self.promise if admitted else None,
+        )
 
     async def timed(self, call: Any) -> Any:
         """Await ``call`` and count it against the latency budget."""
@@ -159,17 +181,23 @@ class _Validator:
         if took > self.budget_s:
             self.over_budget.append(took)
             if len(self.over_budget) == OVER_BUDGET_CALLS:
-                self.fail("latency", f"{OVER_BUDGET_CALLS} calls took longer than the {self.budget_s * 1e3:.0f} ms "
-                                     f"budget per call (up to {max(self.over_budget) * 1e3:.0f} ms); reset() and step() "
-                                     "must answer quickly, do heavy work once in __init__")
+                self.fail(
+                    "latency",
+                    f"{OVER_BUDGET_CALLS} calls took longer than the {self.budget_s * 1e3:.0f} ms "
+                    f"budget per call (up to {max(self.over_budget) * 1e3:.0f} ms); reset() and step() "
+                    "must answer quickly, do heavy work once in __init__",
+                )
         return result
 
     async def open(self) -> EnvSession | None:
         try:
             return await self.pool.open(self.source)
         except EnvTimeout:
-            self.fail("loads", f"loading the code took longer than {self.pool.cfg.spawn_timeout_s:g} s "
-                               "(an endless loop or heavy work at import time?)")
+            self.fail(
+                "loads",
+                f"loading the code took longer than {self.pool.cfg.spawn_timeout_s:g} s "
+                "(an endless loop or heavy work at import time?)",
+            )
         except SandboxError as exc:
             self.fail("loads", f"the code does not load: {exc}")
         return None
@@ -200,14 +228,20 @@ class _Validator:
                 self.fail("step", f"step({action!r}) after reset(seed={seed}) hangs: {exc}")
                 return None
             except SandboxError as exc:
-                self.fail("garbage", f"step({action!r}) after reset(seed={seed}) crashed: {exc}. "
-                                     "An invalid action must give feedback in the observation, not raise.")
+                self.fail(
+                    "garbage",
+                    f"step({action!r}) after reset(seed={seed}) crashed: {exc}. "
+                    "An invalid action must give feedback in the observation, not raise.",
+                )
                 return None
             self.passed("step")
             self.passed("garbage")
             if action in self.meaningless and wins(result.reward, result.terminated):
-                self.fail("meaningless_loses", f"the meaningless action {action!r} won (reward {result.reward!r}) "
-                                               f"after reset(seed={seed}); only a correct solution may win")
+                self.fail(
+                    "meaningless_loses",
+                    f"the meaningless action {action!r} won (reward {result.reward!r}) "
+                    f"after reset(seed={seed}); only a correct solution may win",
+                )
             steps.append((result.obs, result.reward, result.terminated, result.truncated))
             if seed == self.seeds[0] and turn == 0 and self.promise is None:
                 self.promise = Promise(seed, (action,), (steps[0], steps[1]))
@@ -215,8 +249,11 @@ class _Validator:
                 self.passed("ends")
                 self.passed("reward_range")
                 return steps
-        self.fail("ends", f"the episode (seed {seed}) did not end within {self.max_turns} turns of invalid actions; "
-                          "set truncated=True once the turn limit is reached")
+        self.fail(
+            "ends",
+            f"the episode (seed {seed}) did not end within {self.max_turns} turns of invalid actions; "
+            "set truncated=True once the turn limit is reached",
+        )
         return steps
 
     async def phase_static(self) -> bool:
@@ -232,12 +269,18 @@ class _Validator:
             return False
         bad = sorted(m for m in facts.get("imports", []) if m not in ALLOWED_IMPORTS)
         if bad:
-            self.fail("imports", f"imports {', '.join(bad)}, which the sandbox does not provide; "
-                                 f"use only: {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))}")
+            self.fail(
+                "imports",
+                f"imports {', '.join(bad)}, which the sandbox does not provide; "
+                f"use only: {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))}",
+            )
         dynamic = facts.get("dynamic", [])
         if dynamic:
-            self.fail("imports", f"uses {', '.join(dynamic)}, which reaches modules around the import rule; "
-                                 "import only the allowed modules with plain import statements")
+            self.fail(
+                "imports",
+                f"uses {', '.join(dynamic)}, which reaches modules around the import rule; "
+                "import only the allowed modules with plain import statements",
+            )
         self.passed("imports")
         return True
 
@@ -260,8 +303,11 @@ class _Validator:
                 self.fail("reset", f"a second reset(seed={self.seeds[0]}) failed: {exc}")
                 return traces
             if again != traces[self.seeds[0]][0][0]:
-                self.fail("deterministic", f"reset(seed={self.seeds[0]}) twice in one process gave different "
-                                           "observations; reset must restore the whole state from the seed")
+                self.fail(
+                    "deterministic",
+                    f"reset(seed={self.seeds[0]}) twice in one process gave different "
+                    "observations; reset must restore the whole state from the seed",
+                )
             return traces
 
     async def phase_determinism(self, traces: dict[int, Trace]) -> None:
@@ -271,8 +317,11 @@ class _Validator:
         async with env:
             for seed, expected in traces.items():
                 if await self.trace(env, seed) != expected:
-                    self.fail("deterministic", f"seed {seed} gave different observations or rewards in a fresh "
-                                               "process; draw randomness only from self.rng / random.Random(seed)")
+                    self.fail(
+                        "deterministic",
+                        f"seed {seed} gave different observations or rewards in a fresh "
+                        "process; draw randomness only from self.rng / random.Random(seed)",
+                    )
                     return
         self.passed("deterministic")
 
@@ -303,14 +352,20 @@ class _Validator:
                 if result.terminated or result.truncated:
                     if result.terminated and abs(result.reward - WIN_REWARD) <= 1e-6:
                         return True
-                    self.fail("solution", f"solution() for seed {seed} does not win: the episode ended after "
-                                          f"{turn} step(s) with reward {result.reward!r}")
+                    self.fail(
+                        "solution",
+                        f"solution() for seed {seed} does not win: the episode ended after "
+                        f"{turn} step(s) with reward {result.reward!r}",
+                    )
                     return False
         except SandboxError as exc:
             self.fail("solution", f"playing solution() for seed {seed} failed: {exc}")
             return False
-        self.fail("solution", f"solution() for seed {seed} ({len(actions)} actions) did not end the episode "
-                              f"with a win within {self.max_turns} turns")
+        self.fail(
+            "solution",
+            f"solution() for seed {seed} ({len(actions)} actions) did not end the episode "
+            f"with a win within {self.max_turns} turns",
+        )
         return False
 
 
@@ -330,9 +385,15 @@ def draw_seeds(rng: random.Random, n: int = 2) -> tuple[int, ...]:
     return tuple(seeds)
 
 
-async def validate_source(pool: EnvPool, source: str, *, max_turns: int = ADMISSION_TURN_LIMIT,
-                          seeds: tuple[int, ...] | None = None, domain: str = "games",
-                          rng: random.Random | None = None) -> ValidationResult:
+async def validate_source(
+    pool: EnvPool,
+    source: str,
+    *,
+    max_turns: int = ADMISSION_TURN_LIMIT,
+    seeds: tuple[int, ...] | None = None,
+    domain: str = "games",
+    rng: random.Random | None = None,
+) -> ValidationResult:
     """Run every admission check on ``source`` in sandbox children; never raises for bad code
     (cancellation still propagates).
 
@@ -345,16 +406,18 @@ async def validate_source(pool: EnvPool, source: str, *, max_turns: int = ADMISS
     validator = _Validator(pool, source, max_turns, seeds or draw_seeds(rng), rng, domain)
     size = len(source.encode("utf-8", "surrogatepass")) if isinstance(source, str) else -1
     if size <= 0 or size > pool.cfg.max_source_bytes:
-        validator.fail("size", f"the source is {size} bytes; it must be non-empty and at most "
-                               f"{pool.cfg.max_source_bytes} bytes")
+        validator.fail(
+            "size", f"the source is {size} bytes; it must be non-empty and at most {pool.cfg.max_source_bytes} bytes"
+        )
         return validator.result()
     validator.passed("size")
     try:
         await _run_phases(validator, domain)
     except Exception as exc:
         log.warning("admission check failed internally: %r", exc)
-        validator.fail("internal", f"the check itself failed on this code ({type(exc).__name__}); "
-                                   "treated as a rejection")
+        validator.fail(
+            "internal", f"the check itself failed on this code ({type(exc).__name__}); treated as a rejection"
+        )
     return validator.result()
 
 

@@ -103,8 +103,12 @@ _ARGV = "spade_async.argv"
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="spade-async")
-@click.option("--verbose", is_flag=True, help="Show the libraries' own output (progress bars, warnings), hidden by default; "
-              f"also {VERBOSE_ENV}=1. May follow the subcommand.")
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Show the libraries' own output (progress bars, warnings), hidden by default; "
+    f"also {VERBOSE_ENV}=1. May follow the subcommand.",
+)
 def cli(verbose: bool) -> None:
     """spade-async: SPADE self-play RL (design environments, play them, learn) on one box."""
     quiet_libraries(verbose or verbose_requested())  # before any library is imported: spade_async/util/quiet.py
@@ -113,13 +117,29 @@ def cli(verbose: bool) -> None:
 
 @cli.command()
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value (TOML syntax), e.g. run.max_steps=3.")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config value (TOML syntax), e.g. run.max_steps=3.",
+)
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Shorthand for --set run.max_steps=N.")
 @click.option("--headless", is_flag=True, help="Console progress only (no TUI).")
-@click.option("--sync", "sync_mode", is_flag=True, help="Strictly sequential loop (no overlap), for comparison and debugging.")
+@click.option(
+    "--sync", "sync_mode", is_flag=True, help="Strictly sequential loop (no overlap), for comparison and debugging."
+)
 @click.option("--resume", is_flag=True, help="Continue from the newest complete checkpoint in run.run_dir.")
 @click.option("--force", is_flag=True, help="With --resume: accept a config that differs from the checkpointed one.")
-def run(config_path: str, overrides: tuple[str, ...], max_steps: int | None, headless: bool, sync_mode: bool, resume: bool, force: bool) -> None:
+def run(
+    config_path: str,
+    overrides: tuple[str, ...],
+    max_steps: int | None,
+    headless: bool,
+    sync_mode: bool,
+    resume: bool,
+    force: bool,
+) -> None:
     """Train by self-play with the settings in CONFIG (a file, or a preset name: spade-async config list)."""
     if max_steps is not None:
         overrides = (*overrides, f"run.max_steps={max_steps}")
@@ -166,10 +186,18 @@ def config() -> None:
 @click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a value before showing.")
 @click.option("--doc", "with_doc", is_flag=True, help="Precede each value with its description (a TOML comment).")
-@click.option("--gpus", type=click.IntRange(min=0), default=None,
-              help="Resolve the placement for a machine with this many GPUs (default: this machine's).")
-@click.option("--cluster", "cluster", is_flag=True,
-              help="Also say what runs on the Ray cluster and what stays on this machine ([cluster]).")
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Resolve the placement for a machine with this many GPUs (default: this machine's).",
+)
+@click.option(
+    "--cluster",
+    "cluster",
+    is_flag=True,
+    help="Also say what runs on the Ray cluster and what stays on this machine ([cluster]).",
+)
 def config_show(config_path: str, overrides: tuple[str, ...], with_doc: bool, gpus: int | None, cluster: bool) -> None:
     """Print CONFIG (a file or a preset name) fully resolved (defaults filled in) as TOML, then
     where engine and learner would run (as TOML comments)."""

@@ -67,7 +67,9 @@ def _section(lines: list[str], prefix: str, description: str, model: type[BaseMo
         lines += ["", "| key | type | default | description |", "| --- | --- | --- | --- |"]
         for name, field in scalars:
             value = getattr(default, name)
-            lines.append(f"| `{name}` | {_type_name(field.annotation)} | `{_fmt(value)}` | {_one_line(field.description)} |")
+            lines.append(
+                f"| `{name}` | {_type_name(field.annotation)} | `{_fmt(value)}` | {_one_line(field.description)} |"
+            )
     for name, field in tables:
         assert isinstance(field.annotation, type)
         _section(lines, f"{prefix}.{name}", _one_line(field.description), field.annotation, getattr(default, name))
@@ -115,8 +117,13 @@ def toml_with_docs(cfg: Config) -> str:
 
 
 @click.command("doc")
-@click.option("--write", "write_to", type=click.Path(dir_okay=False), default=None,
-              help="Write the reference to this file (docs/config.md) instead of printing it.")
+@click.option(
+    "--write",
+    "write_to",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the reference to this file (docs/config.md) instead of printing it.",
+)
 def config_doc(write_to: str | None) -> None:
     """Print (or write) the Markdown reference of every config field, from its docstring."""
     text = render_config_doc()

@@ -59,8 +59,9 @@ def _resolve_env(env_arg: str) -> tuple[Path, str, str | None]:
         return path, _read_source(path), None
     found = find_seed(env_arg) if "/" not in env_arg and not env_arg.endswith(".py") else None
     if found is None:
-        raise UsageProblem(f"{env_arg}: no such file, nor a built-in seed environment of that name "
-                                   f"(seeds: {', '.join(seed_names())})")
+        raise UsageProblem(
+            f"{env_arg}: no such file, nor a built-in seed environment of that name (seeds: {', '.join(seed_names())})"
+        )
     seed, domain = found
     return Path(f"{seed.name} (built-in seed)"), seed.source, domain
 
@@ -85,9 +86,17 @@ async def play_actions(pool: SandboxPool, source: str, seed: int, actions: list[
             records.append({"call": f"reset(seed={seed})", "obs": obs, "info": info})
             for action in actions:
                 result = await env.step(action)
-                records.append({"call": f"step({action!r})", "obs": result.obs, "reward": result.reward,
-                                "terminated": result.terminated, "truncated": result.truncated,
-                                "info": result.info, "output": result.output})
+                records.append(
+                    {
+                        "call": f"step({action!r})",
+                        "obs": result.obs,
+                        "reward": result.reward,
+                        "terminated": result.terminated,
+                        "truncated": result.truncated,
+                        "info": result.info,
+                        "output": result.output,
+                    }
+                )
                 if result.terminated or result.truncated:
                     break
         except SandboxError as exc:
@@ -98,8 +107,9 @@ async def play_actions(pool: SandboxPool, source: str, seed: int, actions: list[
 async def check_source(source: str, cfg: Config, seed: int, actions: list[str], max_turns: int) -> dict[str, Any]:
     """The whole report of ``env check`` as a JSON-able dict."""
     async with await SandboxPool.start(cfg.sandbox) as pool:
-        verdict = await validate_source(pool, source, max_turns=max_turns, seeds=(seed, seed + 1),
-                                        domain=cfg.selfplay.domain)
+        verdict = await validate_source(
+            pool, source, max_turns=max_turns, seeds=(seed, seed + 1), domain=cfg.selfplay.domain
+        )
         steps = await play_actions(pool, source, seed, actions) if actions else []
         return {**verdict.as_dict(), "steps": steps, "isolation": pool.isolation.as_dict()}
 
@@ -120,8 +130,11 @@ def _print_report(path: Path, report: dict[str, Any]) -> None:
         if "error" in record:
             _say(f"{record['call']}: {record['error']}")
             continue
-        extra = "" if "reward" not in record else (
-            f"  reward={record['reward']:g} terminated={record['terminated']} truncated={record['truncated']}")
+        extra = (
+            ""
+            if "reward" not in record
+            else (f"  reward={record['reward']:g} terminated={record['terminated']} truncated={record['truncated']}")
+        )
         _say(f"{record['call']}{extra}")
         _say(textwrap.indent(record["obs"], "    "))
 
@@ -135,10 +148,20 @@ def env() -> None:
 @click.argument("env_arg", metavar="ENV")
 @click.option("--seed", type=int, default=0, show_default=True, help="First seed checked and used for --actions.")
 @click.option("--actions", default="", help='Actions to play after the checks, separated by "|".')
-@click.option("--max-turns", type=click.IntRange(min=1), default=ADMISSION_TURN_LIMIT, show_default=True,
-              help="Invalid actions within which the environment must end an episode by itself.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Config file whose [sandbox] limits and selfplay.domain (tool_use: the tool-use checks) apply.")
+@click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    default=ADMISSION_TURN_LIMIT,
+    show_default=True,
+    help="Invalid actions within which the environment must end an episode by itself.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Config file whose [sandbox] limits and selfplay.domain (tool_use: the tool-use checks) apply.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def check(env_arg: str, seed: int, actions: str, max_turns: int, config_path: str | None, as_json: bool) -> None:
     """Validate ENV (an environment file, or a built-in seed by name: mastermind) in the
@@ -181,7 +204,9 @@ async def _play(source: str, cfg: Config, seed: int) -> int:
                         _say(f"[env printed]\n{result.output}")
                     _say(f"{result.obs}\n(reward {result.reward:g})")
                     if result.terminated or result.truncated:
-                        click.echo(f"episode {'over' if result.terminated else 'truncated'}; last reward {result.reward:g}")
+                        click.echo(
+                            f"episode {'over' if result.terminated else 'truncated'}; last reward {result.reward:g}"
+                        )
                         return 0
             except SandboxError as exc:
                 _say(f"error: {exc}", err=True)

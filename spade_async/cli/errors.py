@@ -48,5 +48,7 @@ def run_folder(path: str | Path, *needs: str) -> Path:
     missing = [name for name in needs if not (run / name).is_file()]
     if missing:
         why = "; ".join(_WHY_MISSING[m] for m in missing if m in _WHY_MISSING)
-        raise UsageProblem(f"{path} is not a spade-async run folder (no {' or '.join(missing)}){'; ' + why if why else ''}")
+        raise UsageProblem(
+            f"{path} is not a spade-async run folder (no {' or '.join(missing)}){'; ' + why if why else ''}"
+        )
     return run

@@ -45,25 +45,90 @@ def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple
 
 @click.command("eval")
 @click.argument("run_dir", required=False, type=click.Path())
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config whose model and sampling to use (default: RUN_DIR/config.toml).")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value, e.g. engine.agent.temperature=0.7.")
-@click.option("--adapter", "adapters", multiple=True, metavar="PATH", help="A PEFT adapter folder (or a checkpoint folder) to compare with the base. Repeatable.")
-@click.option("--step", "steps", multiple=True, metavar="N|last", help="The adapter of the checkpoint after step N (counted from 1, as on the console): RUN_DIR/checkpoints/step_N. Repeatable. Default: the newest checkpoint.")
-@click.option("--suite", "suites", multiple=True, default=("games",), show_default=True, metavar="NAME[:ARG]",
-              help="games, games:easy, games:standard, reasoning_gym[:FAMILIES], envs:FOLDER. Repeatable.")
-@click.option("--episodes", type=click.IntRange(min=1), default=16, show_default=True, help="Held-out episodes per environment.")
-@click.option("--split", type=click.Choice(["test", "dev"]), default="test", show_default=True, help="Held-out seed range; tune on dev, report test.")
-@click.option("--rg-size", type=click.IntRange(min=1), default=16, show_default=True, help="Problems per reasoning-gym dataset.")
-@click.option("--rg-max-new-tokens", type=click.IntRange(min=1), default=192, show_default=True, help="Answer length limit for reasoning-gym.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Items scored at once (default: engine.batch_size).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Config whose model and sampling to use (default: RUN_DIR/config.toml).",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a config value, e.g. engine.agent.temperature=0.7.",
+)
+@click.option(
+    "--adapter",
+    "adapters",
+    multiple=True,
+    metavar="PATH",
+    help="A PEFT adapter folder (or a checkpoint folder) to compare with the base. Repeatable.",
+)
+@click.option(
+    "--step",
+    "steps",
+    multiple=True,
+    metavar="N|last",
+    help="The adapter of the checkpoint after step N (counted from 1, as on the console): RUN_DIR/checkpoints/step_N. Repeatable. Default: the newest checkpoint.",
+)
+@click.option(
+    "--suite",
+    "suites",
+    multiple=True,
+    default=("games",),
+    show_default=True,
+    metavar="NAME[:ARG]",
+    help="games, games:easy, games:standard, reasoning_gym[:FAMILIES], envs:FOLDER. Repeatable.",
+)
+@click.option(
+    "--episodes", type=click.IntRange(min=1), default=16, show_default=True, help="Held-out episodes per environment."
+)
+@click.option(
+    "--split",
+    type=click.Choice(["test", "dev"]),
+    default="test",
+    show_default=True,
+    help="Held-out seed range; tune on dev, report test.",
+)
+@click.option(
+    "--rg-size", type=click.IntRange(min=1), default=16, show_default=True, help="Problems per reasoning-gym dataset."
+)
+@click.option(
+    "--rg-max-new-tokens",
+    type=click.IntRange(min=1),
+    default=192,
+    show_default=True,
+    help="Answer length limit for reasoning-gym.",
+)
+@click.option(
+    "--concurrency", type=click.IntRange(min=1), default=None, help="Items scored at once (default: engine.batch_size)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--no-save", is_flag=True, help="Do not write the results into RUN_DIR's database.")
 @click.option("--tasks/--no-tasks", "per_task", default=True, show_default=True, help="Show per-task (per-game) lines.")
-@click.option("--fresh-base", is_flag=True, help="Score the base model again instead of reusing its scores cached in RUN_DIR/eval/base_cache.")
-def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[str, ...], adapters: tuple[str, ...],
-                 steps: tuple[str, ...], suites: tuple[str, ...], episodes: int, split: str, rg_size: int,
-                 rg_max_new_tokens: int, concurrency: int | None, as_json: bool, no_save: bool, per_task: bool,
-                 fresh_base: bool) -> None:
+@click.option(
+    "--fresh-base",
+    is_flag=True,
+    help="Score the base model again instead of reusing its scores cached in RUN_DIR/eval/base_cache.",
+)
+def eval_command(
+    run_dir: str | None,
+    config_path: str | None,
+    overrides: tuple[str, ...],
+    adapters: tuple[str, ...],
+    steps: tuple[str, ...],
+    suites: tuple[str, ...],
+    episodes: int,
+    split: str,
+    rg_size: int,
+    rg_max_new_tokens: int,
+    concurrency: int | None,
+    as_json: bool,
+    no_save: bool,
+    per_task: bool,
+    fresh_base: bool,
+) -> None:
     """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
     run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
     cfg = _load_config(run, config_path, overrides)
@@ -83,8 +148,19 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
     from spade_async.run.assemble import innermost
 
     try:
-        payload = anyio.run(lambda: _evaluate(cfg, built, models, db, concurrency or cfg.engine.batch_size,
-                                              per_task=per_task, as_json=as_json, run_dir=run, fresh_base=fresh_base))
+        payload = anyio.run(
+            lambda: _evaluate(
+                cfg,
+                built,
+                models,
+                db,
+                concurrency or cfg.engine.batch_size,
+                per_task=per_task,
+                as_json=as_json,
+                run_dir=run,
+                fresh_base=fresh_base,
+            )
+        )
     except Exception as group:
         inner = innermost(group)
         if isinstance(inner, UserError):
@@ -94,8 +170,18 @@ def eval_command(run_dir: str | None, config_path: str | None, overrides: tuple[
         click.echo(json.dumps(payload, indent=1))
 
 
-async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path | None, concurrency: int,
-                    *, per_task: bool, as_json: bool, run_dir: Path | None = None, fresh_base: bool = False) -> dict[str, Any]:
+async def _evaluate(
+    cfg: Config,
+    suites: list[Any],
+    models: list[Any],
+    db: Path | None,
+    concurrency: int,
+    *,
+    per_task: bool,
+    as_json: bool,
+    run_dir: Path | None = None,
+    fresh_base: bool = False,
+) -> dict[str, Any]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -124,12 +210,23 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
     items = [s.items() for s in suites]
     cache = BaseCache(run_dir) if run_dir is not None else None
     keys = [base_key(cfg, s, its, cfg.engine.max_model_len) for s, its in zip(suites, items, strict=True)]
-    cached = {} if cache is None or fresh_base else {i: hit for i, k in enumerate(keys) if (hit := cache.load(k)) is not None}
-    phases = [Phase(models[0].label, sum(len(its) for i, its in enumerate(items) if i not in cached),
-                    [suites[i].name for i in sorted(cached)])]
+    cached = (
+        {}
+        if cache is None or fresh_base
+        else {i: hit for i, k in enumerate(keys) if (hit := cache.load(k)) is not None}
+    )
+    phases = [
+        Phase(
+            models[0].label,
+            sum(len(its) for i, its in enumerate(items) if i not in cached),
+            [suites[i].name for i in sorted(cached)],
+        )
+    ]
     phases += [Phase(m.label, sum(len(its) for its in items)) for m in models[1:]]
     scored_suites = [s for i, s in enumerate(suites) if i not in cached or len(models) > 1]
-    prior, source = prior_seconds_per_item(scored_suites, load_timing(run_dir), training_seconds_per_episode(run_dir, cfg))
+    prior, source = prior_seconds_per_item(
+        scored_suites, load_timing(run_dir), training_seconds_per_episode(run_dir, cfg)
+    )
     eta = Eta(phases, concurrency=concurrency, prior_s_per_item=prior)
     if cache is None:
         note = "base scores are not cached without a RUN_DIR"
@@ -137,9 +234,17 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
         note = "--fresh-base: the base model is scored again and its cache replaced"
     else:
         uncacheable = [s.name for s, k in zip(suites, keys, strict=True) if k is None]
-        note = f"base scores cached in {cache.root}" + (f"; not cacheable: {', '.join(uncacheable)}" if uncacheable else "")
-    for line in plan_lines([suite_line(s, len(its), cfg) for s, its in zip(suites, items, strict=True)], phases,
-                           concurrency=concurrency, eta_s=eta.remaining(), rate_source=source, cache_note=note):
+        note = f"base scores cached in {cache.root}" + (
+            f"; not cacheable: {', '.join(uncacheable)}" if uncacheable else ""
+        )
+    for line in plan_lines(
+        [suite_line(s, len(its), cfg) for s, its in zip(suites, items, strict=True)],
+        phases,
+        concurrency=concurrency,
+        eta_s=eta.remaining(),
+        rate_source=source,
+        cache_note=note,
+    ):
         err.print(line, highlight=False, soft_wrap=True)
     # -- load and score ---------------------------------------------------------------------------
     placement = preflight(cfg)
@@ -159,10 +264,19 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
             cache.save(keys[i], t.scores[models[0].label], seconds * len(t.items) / max(n, 1))
 
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.fields[eta]}"), console=err, transient=False) as bar:
-            tasks = {p.label: bar.add_task(f"{p.label:>10}", total=max(p.items, 1), eta="", visible=p.items > 0)
-                     for p in phases}
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[eta]}"),
+            console=err,
+            transient=False,
+        ) as bar:
+            tasks = {
+                p.label: bar.add_task(f"{p.label:>10}", total=max(p.items, 1), eta="", visible=p.items > 0)
+                for p in phases
+            }
             last_line = [time.perf_counter()]
 
             def progress(label: str, done: int, total: int) -> None:
@@ -172,14 +286,26 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
                     bar.update(t, eta=left)
                 bar.update(tasks[label], completed=done)
                 now = time.perf_counter()
-                if not err.is_terminal and (done == total or now - last_line[0] >= 30.0
-                                            or done * 10 // total != (done - 1) * 10 // total):
+                if not err.is_terminal and (
+                    done == total or now - last_line[0] >= 30.0 or done * 10 // total != (done - 1) * 10 // total
+                ):
                     # no live bar when stderr is a file or pipe: a line per 10% (or 30 s) instead
                     last_line[0] = now
-                    err.print(f"{label}: {done}/{total} items, {now - t_loaded:.0f}s; {left}", highlight=False, soft_wrap=True)
+                    err.print(
+                        f"{label}: {done}/{total} items, {now - t_loaded:.0f}s; {left}", highlight=False, soft_wrap=True
+                    )
 
-            table, seconds = await evaluate(engine, pool, cfg, suites, models, concurrency=concurrency, progress=progress,
-                                            cached_base={i: hit.scores for i, hit in cached.items()}, on_base=on_base)
+            table, seconds = await evaluate(
+                engine,
+                pool,
+                cfg,
+                suites,
+                models,
+                concurrency=concurrency,
+                progress=progress,
+                cached_base={i: hit.scores for i, hit in cached.items()},
+                on_base=on_base,
+            )
     finally:
         if pool is not None:
             await pool.aclose()
@@ -196,12 +322,17 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
     eval_id = uuid.uuid4().hex[:12]
     if db is not None:
         async with await Store.open(db) as store:
-            await store.record_evals([{**r.as_dict(), "eval_id": eval_id, "ci_low": r.low, "ci_high": r.high,
-                                       "seconds": seconds[r.model]} for r in rows])
+            await store.record_evals(
+                [
+                    {**r.as_dict(), "eval_id": eval_id, "ci_low": r.low, "ci_high": r.high, "seconds": seconds[r.model]}
+                    for r in rows
+                ]
+            )
     if db is not None:
         _track(cfg, db.parent, rows, models, err)
     timing_out: dict[str, Any] = {
-        "load_s": round(t_loaded - t_start, 2), "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
+        "load_s": round(t_loaded - t_start, 2),
+        "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
         "total_s": round(time.perf_counter() - t_start, 2),
         "base_cached": [suites[i].name for i in sorted(cached)],
     }
@@ -209,11 +340,21 @@ async def _evaluate(cfg: Config, suites: list[Any], models: list[Any], db: Path 
         out = Console()
         out.print(results_table(rows, per_task=per_task, title=f"held-out evaluation {eval_id}"))
         base_note = f" (cached: {', '.join(timing_out['base_cached'])})" if cached else ""
-        out.print(f"model load {timing_out['load_s']}s; "
-                  + ", ".join(f"{k} {v}s{base_note if k == models[0].label else ''}" for k, v in timing_out["per_model_s"].items())
-                  + (f"; saved to {db}" if db is not None else ""))
-    return results_json(rows, eval_id=eval_id, model=cfg.model.name, timing=timing_out,
-                        suites=[s.name for s in suites], saved_to=str(db) if db else None)
+        out.print(
+            f"model load {timing_out['load_s']}s; "
+            + ", ".join(
+                f"{k} {v}s{base_note if k == models[0].label else ''}" for k, v in timing_out["per_model_s"].items()
+            )
+            + (f"; saved to {db}" if db is not None else "")
+        )
+    return results_json(
+        rows,
+        eval_id=eval_id,
+        model=cfg.model.name,
+        timing=timing_out,
+        suites=[s.name for s in suites],
+        saved_to=str(db) if db else None,
+    )
 
 
 def _track(cfg: Config, run_dir: Path, rows: list[Any], models: list[Any], err: Any) -> None:

@@ -33,13 +33,22 @@ def export() -> None:
 @export.command("adapter")
 @click.argument("run_dir", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--step", default="last", show_default=True, metavar="N|last", help="The checkpoint after step N (counted from 1, as on the console): checkpoints/step_N.")
-@click.option("--merge", is_flag=True, help="Merge into the base weights (+ tokenizer): loadable by transformers alone.")
+@click.option(
+    "--step",
+    default="last",
+    show_default=True,
+    metavar="N|last",
+    help="The checkpoint after step N (counted from 1, as on the console): checkpoints/step_N.",
+)
+@click.option(
+    "--merge", is_flag=True, help="Merge into the base weights (+ tokenizer): loadable by transformers alone."
+)
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
 def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bool) -> None:
     """Write the adapter of RUN_DIR (a PEFT folder, or merged weights with --merge) to OUT."""
     run = _run_dir(run_dir)  # before the heavy imports: a typo answers at once
     from spade_async.export.adapter import ExportError, export_adapter
+
     try:
         manifest = export_adapter(run, Path(out), step=step, merge=merge, force=force)
     except ExportError as exc:
@@ -54,16 +63,37 @@ def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bo
 @click.argument("run_dir", type=click.Path())
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option("--top", type=click.IntRange(min=1), default=None, help="Keep the best N after filtering (see --sort).")
-@click.option("--sort", type=click.Choice(["regret", "designer_reward", "learnable", "plays", "newest"]), default="regret",
-              show_default=True, help="Order before --top; learnable = win rate closest to 0.5.")
+@click.option(
+    "--sort",
+    type=click.Choice(["regret", "designer_reward", "learnable", "plays", "newest"]),
+    default="regret",
+    show_default=True,
+    help="Order before --top; learnable = win rate closest to 0.5.",
+)
 @click.option("--skill", "skills", multiple=True, help="Only this skill (repeatable).")
 @click.option("--min-win-rate", type=click.FloatRange(0, 1), default=None)
 @click.option("--max-win-rate", type=click.FloatRange(0, 1), default=None)
-@click.option("--min-plays", type=click.IntRange(min=0), default=0, show_default=True, help="Only envs played at least this often.")
+@click.option(
+    "--min-plays",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Only envs played at least this often.",
+)
 @click.option("--include-seeds", is_flag=True, help="Also export the built-in seed environments the run started with.")
 @click.option("--force", is_flag=True, help="Replace OUT if it exists.")
-def export_envs_cmd(run_dir: str, out: str, top: int | None, sort: str, skills: tuple[str, ...], min_win_rate: float | None,
-                    max_win_rate: float | None, min_plays: int, include_seeds: bool, force: bool) -> None:
+def export_envs_cmd(
+    run_dir: str,
+    out: str,
+    top: int | None,
+    sort: str,
+    skills: tuple[str, ...],
+    min_win_rate: float | None,
+    max_win_rate: float | None,
+    min_plays: int,
+    include_seeds: bool,
+    force: bool,
+) -> None:
     """Write RUN_DIR's admitted environments to the folder OUT (gymnasium ids spade/<name>-v0)."""
     run = _run_dir(run_dir)
     from spade_async.export.adapter import ExportError
@@ -78,5 +108,7 @@ def export_envs_cmd(run_dir: str, out: str, top: int | None, sort: str, skills: 
     for entry in manifest:
         w = entry["win_rate"]
         click.echo(f"  {entry['gym_id']:<40} {entry['skill'] or '-':<24} win rate {'-' if w is None else f'{w:.2f}'}")
-    click.echo(f"use: PYTHONPATH={Path(out).resolve().parent} python -c 'import {Path(out).name}, gymnasium; "
-               f"gymnasium.make(\"{manifest[0]['gym_id']}\")'  or  --set selfplay.fixed_pool='\"{out}\"'")
+    click.echo(
+        f"use: PYTHONPATH={Path(out).resolve().parent} python -c 'import {Path(out).name}, gymnasium; "
+        f'gymnasium.make("{manifest[0]["gym_id"]}")\'  or  --set selfplay.fixed_pool=\'"{out}"\''
+    )

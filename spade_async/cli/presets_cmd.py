@@ -77,8 +77,10 @@ def init(preset_name: str | None, directory: str) -> None:
         _fail(unknown_preset(preset_name).problems[0], status=2)
     target = Path(directory) / preset.path.name
     if target.exists():
-        _fail(f"{target} already exists; edit it, or remove it first, or write elsewhere: spade-async init {preset.name} DIR",
-              status=2)
+        _fail(
+            f"{target} already exists; edit it, or remove it first, or write elsewhere: spade-async init {preset.name} DIR",
+            status=2,
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(preset.path.read_bytes())
 
@@ -88,7 +90,9 @@ def init(preset_name: str | None, directory: str) -> None:
         click.echo(f"({why}, so the {preset.name} preset; spade-async config list shows the others)")
     cfg = load_config(target)
     if gpu_settings(cfg) and cuda is None and not cuda_visible():
-        click.echo(f"note: this preset needs a CUDA GPU and none is visible here; on this machine use: spade-async init {CPU_PRESET}")
+        click.echo(
+            f"note: this preset needs a CUDA GPU and none is visible here; on this machine use: spade-async init {CPU_PRESET}"
+        )
     steps = []
     if uses_embedded_model(cfg.model.name) and gguf_package_dir() is None:
         steps.append(f"{SETUP_COMMAND}    # once: installs the embedded model this preset uses")

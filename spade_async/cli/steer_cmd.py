@@ -32,7 +32,9 @@ def _queue(run_dir: str, kind: str, args: dict[str, Any]) -> None:
         sys.exit(EXIT_INVALID)
     click.echo(f"queued #{queued.id}: {terminal_safe(queued.summary)}")
     if queued.run_status == "running":
-        click.echo("the run applies it at the start of its next step (spade-async steer RUN_DIR list shows the outcome)")
+        click.echo(
+            "the run applies it at the start of its next step (spade-async steer RUN_DIR list shows the outcome)"
+        )
     else:
         click.echo(f"note: the run is {queued.run_status}; it applies the request when it is resumed")
 

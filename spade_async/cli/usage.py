@@ -21,7 +21,8 @@ import click
 from spade_async.cli.errors import UsageProblem
 
 _HELP_ERRORS: tuple[type[click.UsageError], ...] = tuple(
-    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",) if hasattr(click.exceptions, name))
+    getattr(click.exceptions, name) for name in ("NoArgsIsHelpError",) if hasattr(click.exceptions, name)
+)
 """Usage errors that are really help (click >= 8.2 raises one for a group given no subcommand)."""
 
 
@@ -67,7 +68,9 @@ def one_line(exc: click.UsageError, root: click.Context, argv: Sequence[str]) ->
     if possibilities:
         message += "; " + _suggestion(possibilities)
     path, command = _failing_command(exc, root, argv)
-    if isinstance(exc, click.NoSuchOption | click.BadOptionUsage) or isinstance(getattr(exc, "param", None), click.Option):
+    if isinstance(exc, click.NoSuchOption | click.BadOptionUsage) or isinstance(
+        getattr(exc, "param", None), click.Option
+    ):
         what = "lists the options"
     elif isinstance(command, click.Group):
         what = "lists the commands"

@@ -63,8 +63,12 @@ class PoolActor:
         env = await self._live().open(source)
         self._next += 1
         self._envs[self._next] = env
-        return {"id": self._next, "class_name": env.class_name, "has_solution": env.has_solution,
-                "load_output": env.load_output}
+        return {
+            "id": self._next,
+            "class_name": env.class_name,
+            "has_solution": env.has_solution,
+            "load_output": env.load_output,
+        }
 
     async def open(self, source: str) -> Outcome:
         return await _guard(self._open(str(source)))
@@ -91,8 +95,14 @@ class PoolActor:
     async def step(self, env_id: int, action: str) -> Outcome:
         async def go() -> dict[str, Any]:
             r = await self._env(env_id).step(str(action))
-            return {"obs": r.obs, "reward": r.reward, "terminated": r.terminated, "truncated": r.truncated,
-                    "info": r.info, "output": r.output}
+            return {
+                "obs": r.obs,
+                "reward": r.reward,
+                "terminated": r.terminated,
+                "truncated": r.truncated,
+                "info": r.info,
+                "output": r.output,
+            }
 
         return await self._on_env(env_id, go())
 
@@ -119,9 +129,14 @@ class PoolActor:
     async def info(self) -> dict[str, Any]:
         """Live children, machinery events and restarts of this pool, and where it runs."""
         pool = self._pool
-        return {"node": socket.gethostname(), "pid": os.getpid(), "open": len(self._envs),
-                "live": pool.live if pool else 0, "events": list(pool.events) if pool else [],
-                "restarts": pool.restarts if pool else 0}
+        return {
+            "node": socket.gethostname(),
+            "pid": os.getpid(),
+            "open": len(self._envs),
+            "live": pool.live if pool else 0,
+            "events": list(pool.events) if pool else [],
+            "restarts": pool.restarts if pool else 0,
+        }
 
     async def shutdown(self) -> None:
         """Kill every child and stop the fork-server (the actor is killed after this)."""

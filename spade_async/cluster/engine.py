@@ -133,8 +133,12 @@ class RemoteEngine(TokenizerHelpers):
 
         from spade_async.cluster.engine_actor import EngineActor
 
-        options: dict[str, Any] = {"num_cpus": cc.engine_cpus, "scheduling_strategy": "SPREAD",
-                                   "max_concurrency": ACTOR_CONCURRENCY, "max_restarts": 0}
+        options: dict[str, Any] = {
+            "num_cpus": cc.engine_cpus,
+            "scheduling_strategy": "SPREAD",
+            "max_concurrency": ACTOR_CONCURRENCY,
+            "max_restarts": 0,
+        }
         if cc.engine_gpus:
             options["num_gpus"] = cc.engine_gpus
         remote = ray.remote(EngineActor).options(**options)
@@ -143,23 +147,30 @@ class RemoteEngine(TokenizerHelpers):
         try:
             refs = [m.actor.start.remote(replica_config(cfg), replica_model or cfg.model.name) for m in members]
             engine.tokenizer = await anyio.to_thread.run_sync(
-                lambda: AutoTokenizer.from_pretrained(model_path, trust_remote_code=cfg.model.trust_remote_code))
+                lambda: AutoTokenizer.from_pretrained(model_path, trust_remote_code=cfg.model.trust_remote_code)
+            )
             with anyio.move_on_after(cc.start_timeout_s) as scope:
                 try:
                     outcomes = [await ref for ref in refs]
                 except ray.exceptions.RayError as exc:  # a replica died while loading (its node, memory)
-                    raise ClusterError(f"an engine replica died while starting ({type(exc).__name__}: "
-                                       f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+                    raise ClusterError(
+                        f"an engine replica died while starting ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''})"
+                    ) from None
             if scope.cancelled_caught:
                 gpus = f" and {cc.engine_gpus:g} GPU" if cc.engine_gpus else ""
-                raise ClusterError(f"the Ray cluster did not start {cc.engine_replicas} engine replica(s) of "
-                                   f"{cc.engine_cpus:g} CPU{gpus} each within {cc.start_timeout_s:g} s; lower "
-                                   "cluster.engine_replicas or their resources, raise cluster.start_timeout_s, or add nodes")
+                raise ClusterError(
+                    f"the Ray cluster did not start {cc.engine_replicas} engine replica(s) of "
+                    f"{cc.engine_cpus:g} CPU{gpus} each within {cc.start_timeout_s:g} s; lower "
+                    "cluster.engine_replicas or their resources, raise cluster.start_timeout_s, or add nodes"
+                )
             for member, outcome in zip(members, outcomes, strict=True):
                 member.node, member.pid = outcome["node"], outcome["pid"]
                 if not outcome["ok"]:
-                    raise ClusterError(f"engine replica {member.index} on node {member.node} ({outcome['host']}) did "
-                                       f"not start: {outcome['kind']}: {outcome['message']}")
+                    raise ClusterError(
+                        f"engine replica {member.index} on node {member.node} ({outcome['host']}) did "
+                        f"not start: {outcome['kind']}: {outcome['message']}"
+                    )
                 member.device = outcome["value"]["device"]
         except BaseException:
             await engine.aclose()
@@ -267,8 +278,15 @@ class RemoteEngine(TokenizerHelpers):
         self.generated_tokens += sum(len(c.token_ids) for c in out)
         return out
 
-    async def _run(self, member: Replica, requests: list[GenerationRequest], indices: list[int],
-                   results: list[Completion | None], failed: list[int], errors: list[Exception]) -> None:
+    async def _run(
+        self,
+        member: Replica,
+        requests: list[GenerationRequest],
+        indices: list[int],
+        results: list[Completion | None],
+        failed: list[int],
+        errors: list[Exception],
+    ) -> None:
         """Send ``indices`` of ``requests`` to one replica; fill ``results``, or add them to
         ``failed`` when the replica is lost (an error about a request goes to ``errors``)."""
         member.busy += len(indices)
@@ -300,12 +318,17 @@ class RemoteEngine(TokenizerHelpers):
 
             async def one(member: Replica) -> None:
                 try:
-                    outcome = await self._call(member, "load_adapter", version, files,
-                                               None if files is not None else str(path))
+                    outcome = await self._call(
+                        member, "load_adapter", version, files, None if files is not None else str(path)
+                    )
                 except ReplicaLost:
                     return
                 if not (outcome["ok"] and outcome["value"] == version):
-                    why = f"{outcome['kind']}: {outcome['message']}" if not outcome["ok"] else f"serves v{outcome['value']}"
+                    why = (
+                        f"{outcome['kind']}: {outcome['message']}"
+                        if not outcome["ok"]
+                        else f"serves v{outcome['value']}"
+                    )
                     self._lose(member, f"stale: did not load adapter v{version} ({why})")
 
             async with anyio.create_task_group() as tg:
@@ -328,8 +351,12 @@ class RemoteEngine(TokenizerHelpers):
         if self._closed:
             return
         self._closed = True
-        await end_actors([m.actor for m in self.members if m.lost is None], [m.actor for m in self.members],
-                         SHUTDOWN_S, self._owns_ray)
+        await end_actors(
+            [m.actor for m in self.members if m.lost is None],
+            [m.actor for m in self.members],
+            SHUTDOWN_S,
+            self._owns_ray,
+        )
 
     async def __aenter__(self) -> RemoteEngine:
         return self

@@ -35,16 +35,27 @@ KEEP_VERSIONS = 2
 
 def request_to_dict(request: GenerationRequest) -> dict[str, Any]:
     """A request as plain data (the driver's side of the wire)."""
-    return {"prompt_ids": list(request.prompt_ids), "sampling": asdict(request.sampling), "role": request.role,
-            "affinity": request.affinity}
+    return {
+        "prompt_ids": list(request.prompt_ids),
+        "sampling": asdict(request.sampling),
+        "role": request.role,
+        "affinity": request.affinity,
+    }
 
 
 def request_from_dict(data: dict[str, Any]) -> GenerationRequest:
     s = dict(data["sampling"])
-    sampling = Sampling(float(s["temperature"]), float(s["top_p"]), int(s["max_new_tokens"]),
-                        tuple(str(x) for x in s.get("stop", ())), s.get("seed"), s.get("enable_thinking"))
-    return GenerationRequest([int(t) for t in data["prompt_ids"]], sampling, str(data.get("role", "agent")),
-                             data.get("affinity"))
+    sampling = Sampling(
+        float(s["temperature"]),
+        float(s["top_p"]),
+        int(s["max_new_tokens"]),
+        tuple(str(x) for x in s.get("stop", ())),
+        s.get("seed"),
+        s.get("enable_thinking"),
+    )
+    return GenerationRequest(
+        [int(t) for t in data["prompt_ids"]], sampling, str(data.get("role", "agent")), data.get("affinity")
+    )
 
 
 def _failed(exc: BaseException) -> Outcome:
@@ -86,8 +97,11 @@ class EngineActor:
         except Exception as exc:  # a node that cannot host the engine says why, as data
             return {**_failed(exc), **where}
         self._dir = Path(tempfile.mkdtemp(prefix="spade-engine-adapters-"))
-        return {"ok": True, "value": {"device": placement.engine_device, "backend": config.engine.backend,
-                                      "model_path": path}, **where}
+        return {
+            "ok": True,
+            "value": {"device": placement.engine_device, "backend": config.engine.backend, "model_path": path},
+            **where,
+        }
 
     async def generate(self, requests: list[dict[str, Any]]) -> Outcome:
         """Complete plain-data requests; plain-data completions (each with the adapter version
@@ -137,10 +151,14 @@ class EngineActor:
     async def info(self) -> dict[str, Any]:
         """Where it runs, the adapter version it serves, requests served, adapter folders kept."""
         engine = self._engine
-        return {"host": socket.gethostname(), "pid": os.getpid(),
-                "adapter_version": int(engine.adapter_version) if engine is not None else None,
-                "served": self.served, "adapter_dirs": [str(p) for p in self._loaded],
-                "generated_tokens": int(engine.generated_tokens) if engine is not None else 0}
+        return {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "adapter_version": int(engine.adapter_version) if engine is not None else None,
+            "served": self.served,
+            "adapter_dirs": [str(p) for p in self._loaded],
+            "generated_tokens": int(engine.generated_tokens) if engine is not None else 0,
+        }
 
     async def shutdown(self) -> None:
         """Release the engine and delete the adapter folder (the actor is killed after this)."""

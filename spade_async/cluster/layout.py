@@ -18,8 +18,10 @@ def describe_cluster(cfg: Config, engine_lines: list[str]) -> list[str]:
     here = "this machine (the driver)"
     if not cc.enabled:
         return [f"cluster off: everything runs on {here}; Ray is not imported"]
-    where = {"local": "a private Ray cluster this run starts on this machine and stops at its end",
-             "auto": "the Ray cluster this machine belongs to (ray start)"}.get(cc.address, f"the Ray cluster at {cc.address}")
+    where = {
+        "local": "a private Ray cluster this run starts on this machine and stops at its end",
+        "auto": "the Ray cluster this machine belongs to (ray start)",
+    }.get(cc.address, f"the Ray cluster at {cc.address}")
     return [
         f"Ray: {where}",
         *(_engine_lines(cfg) if cc.engine_replicas else [f"{line} -- on {here}" for line in engine_lines]),
@@ -29,9 +31,12 @@ def describe_cluster(cfg: Config, engine_lines: list[str]) -> list[str]:
         f"sandbox: each pool probes its node at start and refuses below min_isolation = {sb.min_isolation!r}",
         f"sandbox: up to {cc.sandbox_pools * sb.max_children} env children in all; "
         f"the run plays at most {sb.max_children} episodes at once (sandbox.max_children)",
-        (f"sandbox: a lost pool is restarted in the background (at most {cc.max_pool_restarts} restarts per run); "
-         "its in-flight episodes count as errors" if cc.restart_lost_pools else
-         "sandbox: a lost pool is not restarted (cluster.restart_lost_pools = false); its in-flight episodes count as errors"),
+        (
+            f"sandbox: a lost pool is restarted in the background (at most {cc.max_pool_restarts} restarts per run); "
+            "its in-flight episodes count as errors"
+            if cc.restart_lost_pools
+            else "sandbox: a lost pool is not restarted (cluster.restart_lost_pools = false); its in-flight episodes count as errors"
+        ),
     ]
 
 
@@ -47,10 +52,17 @@ def _engine_lines(cfg: Config) -> list[str]:
     else:
         reserve = f"{cc.engine_cpus:g} CPU each"
         engine = ("vLLM's CPU build" if cfg.engine.backend == "vllm" else "the HF engine") + " on the CPU"
-    adapters = ("by content: each new adapter's files go once through Ray's object store to a private folder on "
-                "each replica's node") if cc.adapters == "content" else (
-                "by shared path: each replica reads the run's adapter folder, which every engine node must mount "
-                "at the same path")
+    adapters = (
+        (
+            "by content: each new adapter's files go once through Ray's object store to a private folder on "
+            "each replica's node"
+        )
+        if cc.adapters == "content"
+        else (
+            "by shared path: each replica reads the run's adapter folder, which every engine node must mount "
+            "at the same path"
+        )
+    )
     return [
         f"engine: {cc.engine_replicas} replica(s) (Ray actors, {reserve}, spread over the "
         f"nodes) running {engine}; model.name must resolve on every engine node",

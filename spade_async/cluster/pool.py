@@ -48,8 +48,9 @@ from spade_async.sandbox.pool import StepResult, check_source
 
 log = logging.getLogger(__name__)
 
-ERRORS: dict[str, type[SandboxError]] = {cls.__name__: cls for cls in (
-    SandboxError, EnvCrashed, EnvProtocolError, EnvTimeout, IsolationTooLow)}
+ERRORS: dict[str, type[SandboxError]] = {
+    cls.__name__: cls for cls in (SandboxError, EnvCrashed, EnvProtocolError, EnvTimeout, IsolationTooLow)
+}
 SLACK_S = 60.0
 """Seconds a remote call may take beyond the sandbox's own limit before its pool counts as lost
 (a node that stopped answering; the local limits already bound the env itself)."""
@@ -158,8 +159,16 @@ class RemoteEnv:
 class RemoteSandboxPool:
     """Remote pools behind the local pool's interface. Start with ``await RemoteSandboxPool.start(...)``."""
 
-    def __init__(self, cfg: SandboxConfig, cluster: ClusterConfig, members: list[Member], owns_ray: bool, *,
-                 actor_class: Any = None, disable: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        cfg: SandboxConfig,
+        cluster: ClusterConfig,
+        members: list[Member],
+        owns_ray: bool,
+        *,
+        actor_class: Any = None,
+        disable: frozenset[str] = frozenset(),
+    ) -> None:
         self.cfg = cfg
         self.cluster = cluster
         self.members = members
@@ -180,8 +189,9 @@ class RemoteSandboxPool:
         """What the remote pools warned about at start (e.g. a node's memory budget), per node."""
 
     @classmethod
-    async def start(cls, sandbox: SandboxConfig, cluster: ClusterConfig, *,
-                    disable: frozenset[str] = frozenset()) -> RemoteSandboxPool:
+    async def start(
+        cls, sandbox: SandboxConfig, cluster: ClusterConfig, *, disable: frozenset[str] = frozenset()
+    ) -> RemoteSandboxPool:
         """Place ``cluster.sandbox_pools`` actors (spread over the nodes) and start each pool.
 
         Raises IsolationTooLow naming the node when any pool refuses, ClusterError when the
@@ -192,8 +202,9 @@ class RemoteSandboxPool:
 
         from spade_async.cluster.actor import PoolActor
 
-        remote = ray.remote(PoolActor).options(num_cpus=cluster.pool_cpus, scheduling_strategy="SPREAD",
-                                               max_concurrency=ACTOR_CONCURRENCY, max_restarts=0)
+        remote = ray.remote(PoolActor).options(
+            num_cpus=cluster.pool_cpus, scheduling_strategy="SPREAD", max_concurrency=ACTOR_CONCURRENCY, max_restarts=0
+        )
         members = [Member(i, remote.remote()) for i in range(cluster.sandbox_pools)]
         pool = cls(sandbox, cluster, members, owns, actor_class=remote, disable=disable)
         try:
@@ -201,9 +212,11 @@ class RemoteSandboxPool:
             with anyio.move_on_after(cluster.start_timeout_s) as scope:
                 outcomes = [await ref for ref in refs]
             if scope.cancelled_caught:
-                raise ClusterError(f"the Ray cluster did not start {cluster.sandbox_pools} sandbox pool(s) of "
-                                   f"{cluster.pool_cpus:g} CPU each within {cluster.start_timeout_s:g} s; "
-                                   "lower cluster.sandbox_pools or cluster.pool_cpus, or add nodes")
+                raise ClusterError(
+                    f"the Ray cluster did not start {cluster.sandbox_pools} sandbox pool(s) of "
+                    f"{cluster.pool_cpus:g} CPU each within {cluster.start_timeout_s:g} s; "
+                    "lower cluster.sandbox_pools or cluster.pool_cpus, or add nodes"
+                )
             for member, outcome in zip(members, outcomes, strict=True):
                 member.node, member.pid = outcome["node"], outcome["pid"]
                 if not outcome["ok"]:
@@ -271,8 +284,11 @@ class RemoteSandboxPool:
                 if time.monotonic() - p.since > self.cluster.start_timeout_s:
                     self._pending.remove(p)
                     kill_actor(p.actor)
-                    self._refused(p, f"its replacement was not placed within cluster.start_timeout_s = "
-                                     f"{self.cluster.start_timeout_s:g} s")
+                    self._refused(
+                        p,
+                        f"its replacement was not placed within cluster.start_timeout_s = "
+                        f"{self.cluster.start_timeout_s:g} s",
+                    )
                 continue
             self._pending.remove(p)
             try:
@@ -290,8 +306,10 @@ class RemoteSandboxPool:
             self._reports.append(outcome["value"])
             self.isolation = _weakest(self._reports)  # the record never overstates the run's isolation
             self.warnings += [f"node {new.node}: {w}" for w in outcome.get("warnings", [])]
-            self._note(f"{p.lost.name} restarted as {new.name} (restart {self.restarts} of at most "
-                       f"{self.cluster.max_pool_restarts}); {self.live_pools} of {len(self.members)} live")
+            self._note(
+                f"{p.lost.name} restarted as {new.name} (restart {self.restarts} of at most "
+                f"{self.cluster.max_pool_restarts}); {self.live_pools} of {len(self.members)} live"
+            )
 
     def _refused(self, p: Pending, why: str) -> None:
         p.lost.lost = f"{p.lost.lost}; not restarted: {why}"
@@ -360,8 +378,12 @@ class RemoteSandboxPool:
         pending, self._pending = self._pending, []
         for p in pending:  # a replacement still starting: its fork-server dies with the actor
             kill_actor(p.actor)
-        await end_actors([m.actor for m in self.members if m.lost is None], [m.actor for m in self.members],
-                         self.cfg.spawn_timeout_s + 10, self._owns_ray)
+        await end_actors(
+            [m.actor for m in self.members if m.lost is None],
+            [m.actor for m in self.members],
+            self.cfg.spawn_timeout_s + 10,
+            self._owns_ray,
+        )
 
     async def __aenter__(self) -> RemoteSandboxPool:
         return self

@@ -53,7 +53,7 @@ async def record_cluster_status(step: int, fleets: Sequence[Fleet], store: Event
     metrics = cluster_metrics(fleets)
     for fleet in fleets:
         events = [str(e) for e in fleet.events]
-        for event in events[_recorded.get(fleet, 0):]:
+        for event in events[_recorded.get(fleet, 0) :]:
             await store.record_event(step, EVENT_KIND, event)
         _recorded[fleet] = len(events)
     return metrics

@@ -36,4 +36,32 @@ from spade_async.config.sections import (
     cluster_engine_problem,
 )
 
-__all__ = ['DOMAIN_KL', 'EMBEDDED_MODEL', 'SKILLS', 'VLLM_LORA_RANKS', 'ClusterConfig', 'Config', 'ConfigError', 'CorpusConfig', 'EngineConfig', 'EvalConfig', 'LearnerConfig', 'LogConfig', 'MemoryConfig', 'ModelConfig', 'PlacementConfig', 'RunConfig', 'SamplingConfig', 'SandboxConfig', 'Section', 'SelfPlayConfig', 'apply_overrides', 'cluster_engine_problem', 'config_to_toml', 'gpu_settings', 'load_config', 'parse_override', 'validate_config']
+__all__ = [
+    "DOMAIN_KL",
+    "EMBEDDED_MODEL",
+    "SKILLS",
+    "VLLM_LORA_RANKS",
+    "ClusterConfig",
+    "Config",
+    "ConfigError",
+    "CorpusConfig",
+    "EngineConfig",
+    "EvalConfig",
+    "LearnerConfig",
+    "LogConfig",
+    "MemoryConfig",
+    "ModelConfig",
+    "PlacementConfig",
+    "RunConfig",
+    "SamplingConfig",
+    "SandboxConfig",
+    "Section",
+    "SelfPlayConfig",
+    "apply_overrides",
+    "cluster_engine_problem",
+    "config_to_toml",
+    "gpu_settings",
+    "load_config",
+    "parse_override",
+    "validate_config",
+]

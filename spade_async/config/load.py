@@ -149,6 +149,12 @@ def gpu_settings(cfg: Config) -> list[str]:
     vLLM and QLoRA run on a CPU too (vLLM's CPU build, bitsandbytes' CPU NF4) when the config
     says ``run.device = "cpu"``; otherwise they mean the GPU path."""
     on_cpu = cfg.run.device == "cpu"
-    return [k for k, on in (("run.device = \"cuda\"", cfg.run.device == "cuda"),
-                            ("engine.backend = \"vllm\"", cfg.engine.backend == "vllm" and not on_cpu),
-                            ("model.qlora = true", cfg.model.qlora and not on_cpu)) if on]
+    return [
+        k
+        for k, on in (
+            ('run.device = "cuda"', cfg.run.device == "cuda"),
+            ('engine.backend = "vllm"', cfg.engine.backend == "vllm" and not on_cpu),
+            ("model.qlora = true", cfg.model.qlora and not on_cpu),
+        )
+        if on
+    ]

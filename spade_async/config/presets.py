@@ -71,7 +71,9 @@ def unknown_preset(name: str) -> ConfigError:
     names = [p.name for p in list_presets()]
     close = difflib.get_close_matches(name, names, n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
-    return ConfigError([f"{name}: no such config file or preset; {hint}presets: {', '.join(names)} (spade-async config list)"])
+    return ConfigError(
+        [f"{name}: no such config file or preset; {hint}presets: {', '.join(names)} (spade-async config list)"]
+    )
 
 
 def resolve_config(name_or_path: str | Path) -> Path:

@@ -328,8 +328,10 @@ class SandboxConfig(Section):
     @model_validator(mode="after")
     def _budget_under_timeout(self) -> SandboxConfig:
         if self.admission_call_budget_s >= self.call_timeout_s:
-            raise ValueError(f"sandbox.admission_call_budget_s ({self.admission_call_budget_s:g}) must be below "
-                             f"sandbox.call_timeout_s ({self.call_timeout_s:g})")
+            raise ValueError(
+                f"sandbox.admission_call_budget_s ({self.admission_call_budget_s:g}) must be below "
+                f"sandbox.call_timeout_s ({self.call_timeout_s:g})"
+            )
         return self
 
 
@@ -365,7 +367,9 @@ class PlacementConfig(Section):
 class LogConfig(Section):
     every: int = Field(default=1, gt=0)
     """Print a console line every this many steps."""
-    backends: list[Literal["console", "jsonl", "tensorboard", "trackio", "wandb"]] = Field(default_factory=lambda: ["console"])  # type: ignore[arg-type]
+    backends: list[Literal["console", "jsonl", "tensorboard", "trackio", "wandb"]] = Field(
+        default_factory=lambda: ["console"]  # type: ignore[arg-type]
+    )
     """Where step metrics go besides the run's SQLite file (always written: the TUI and resume
     read it): `console` prints a line per step, `jsonl` appends to run_dir/metrics.jsonl,
     `tensorboard` writes event files to run_dir/tensorboard, `trackio` logs to trackio's local
@@ -445,8 +449,10 @@ class ClusterConfig(Section):
     @model_validator(mode="after")
     def _whole_gpus(self) -> ClusterConfig:
         if self.engine_gpus > 1 and not float(self.engine_gpus).is_integer():
-            raise ValueError(f"cluster.engine_gpus = {self.engine_gpus:g}: above 1 a replica owns whole GPUs; "
-                             "use a whole number, or a share below 1")
+            raise ValueError(
+                f"cluster.engine_gpus = {self.engine_gpus:g}: above 1 a replica owns whole GPUs; "
+                "use a whole number, or a share below 1"
+            )
         return self
 
 
@@ -504,7 +510,9 @@ class Config(Section):
             )
         p = self.placement
         if p.learner_gpu is not None and p.gpus is not None and p.learner_gpu not in p.gpus:
-            raise ValueError(f"placement.learner_gpu: {p.learner_gpu} is not among placement.gpus {p.gpus}; add it or unset learner_gpu")
+            raise ValueError(
+                f"placement.learner_gpu: {p.learner_gpu} is not among placement.gpus {p.gpus}; add it or unset learner_gpu"
+            )
         if self.selfplay.skills_per_regen > len(self.selfplay.skills):
             raise ValueError(
                 f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "
@@ -521,15 +529,23 @@ def cluster_engine_problem(cfg: Config) -> None:
     if not cc.engine_replicas:
         return
     if not cc.enabled:
-        raise ValueError(f"cluster.engine_replicas = {cc.engine_replicas} needs cluster.enabled = true "
-                         "(or set engine_replicas = 0 to keep the engine on this machine)")
+        raise ValueError(
+            f"cluster.engine_replicas = {cc.engine_replicas} needs cluster.enabled = true "
+            "(or set engine_replicas = 0 to keep the engine on this machine)"
+        )
     if cc.engine_gpus and cfg.run.device == "cpu":
-        raise ValueError(f"cluster.engine_gpus = {cc.engine_gpus:g} with run.device = \"cpu\": the replicas' engines "
-                         "would not use their GPUs; set cluster.engine_gpus = 0 or run.device to auto/cuda")
+        raise ValueError(
+            f'cluster.engine_gpus = {cc.engine_gpus:g} with run.device = "cpu": the replicas\' engines '
+            "would not use their GPUs; set cluster.engine_gpus = 0 or run.device to auto/cuda"
+        )
     if not cc.engine_gpus and (cfg.run.device == "cuda" or (cfg.engine.backend == "vllm" and cfg.run.device != "cpu")):
-        wants = "run.device = \"cuda\"" if cfg.run.device == "cuda" else "engine.backend = \"vllm\" (the GPU build)"
-        raise ValueError(f"{wants} with cluster.engine_gpus = 0: each engine replica needs a GPU; set "
-                         "cluster.engine_gpus >= 1, or run.device = \"cpu\" for replicas on CPU nodes")
+        wants = 'run.device = "cuda"' if cfg.run.device == "cuda" else 'engine.backend = "vllm" (the GPU build)'
+        raise ValueError(
+            f"{wants} with cluster.engine_gpus = 0: each engine replica needs a GPU; set "
+            'cluster.engine_gpus >= 1, or run.device = "cpu" for replicas on CPU nodes'
+        )
     if cc.engine_gpus > 1 and cfg.engine.backend == "hf":
-        raise ValueError(f"cluster.engine_gpus = {cc.engine_gpus:g} with engine.backend = \"hf\": the HF engine uses "
-                         "one GPU; set cluster.engine_gpus = 1 (more replicas for more GPUs) or use vLLM")
+        raise ValueError(
+            f'cluster.engine_gpus = {cc.engine_gpus:g} with engine.backend = "hf": the HF engine uses '
+            "one GPU; set cluster.engine_gpus = 1 (more replicas for more GPUs) or use vLLM"
+        )

@@ -29,8 +29,14 @@ class Sampling:
     @classmethod
     def from_config(cls, section: Any, seed: int | None = None) -> Sampling:
         """From a ``config.SamplingConfig`` (duck-typed: the engine layer does not import config)."""
-        return cls(section.temperature, section.top_p, section.max_new_tokens, tuple(section.stop), seed,
-                   getattr(section, "enable_thinking", None))
+        return cls(
+            section.temperature,
+            section.top_p,
+            section.max_new_tokens,
+            tuple(section.stop),
+            seed,
+            getattr(section, "enable_thinking", None),
+        )
 
 
 def stop_token_ids(tokenizer: Any, generation_config: Any = None) -> list[int]:
@@ -111,16 +117,26 @@ class Engine(Protocol):
         """Detokenise, dropping special tokens."""
         ...
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+    def chat_text(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         """Render chat messages with the model's template (special tokens as text);
         ``enable_thinking`` goes to the template when not None. ``tools`` (OpenAI function
         schemas) go to the template's own tool rendering; a template without one ignores them
         (the tool-use agent detects that and lists them itself)."""
         ...
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
+    def chat_prompt(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> list[int]:
         """``encode(chat_text(...))``: the rendered chat as token ids."""
         ...
 

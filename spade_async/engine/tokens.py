@@ -29,14 +29,24 @@ class TokenizerHelpers:
     def decode(self, token_ids: list[int]) -> str:
         return str(self.tokenizer.decode(token_ids, skip_special_tokens=True))
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+    def chat_text(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         extra: dict[str, Any] = {} if enable_thinking is None else {"enable_thinking": enable_thinking}
         if tools:  # OpenAI function schemas, for templates that render tools (Qwen3); others ignore them
             extra["tools"] = list(tools)
         template: Any = self.tokenizer.apply_chat_template
         return str(template(messages, add_generation_prompt=add_generation_prompt, tokenize=False, **extra))
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
+    def chat_prompt(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> list[int]:
         return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking, tools))

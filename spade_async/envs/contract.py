@@ -189,8 +189,10 @@ class ToolUseEnv(GameEnv):
         """Run the first call in ``action``; the result text (an ``error: ...`` line on failure)."""
         calls = parse_tool_calls(action)
         if not calls:
-            return ('error: no tool call found. Call one tool: '
-                    '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>')
+            return (
+                "error: no tool call found. Call one tool: "
+                '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>'
+            )
         call = calls[0]
         if isinstance(call, CallError):
             return f"error: {call.message}"
@@ -221,8 +223,13 @@ class ToolUseEnv(GameEnv):
             info["next_instruction"] = f"Instruction {self.current + 1} of {n}: {self.tasks[self.current]}"
             obs += "\n\n" + info["next_instruction"]
         if self.turn >= self.max_turns:
-            return (f"{obs}\n\nOut of turns: {self.current} of {n} instructions done.",
-                    self.current / n, True, False, info)
+            return (
+                f"{obs}\n\nOut of turns: {self.current} of {n} instructions done.",
+                self.current / n,
+                True,
+                False,
+                info,
+            )
         return obs, (self.current - before) / n, False, False, info
 
 
@@ -247,9 +254,7 @@ def state_digest(state: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-RESERVED_NAMES: frozenset[str] = frozenset(
-    {*dir(ToolUseEnv), "state", "tasks", "current", "rng", "turn"}
-)
+RESERVED_NAMES: frozenset[str] = frozenset({*dir(ToolUseEnv), "state", "tasks", "current", "rng", "turn"})
 """Names a tool may not have: the base class's own methods and attributes."""
 
 
@@ -273,10 +278,32 @@ INJECTED: dict[str, Any] = {
 
 ALLOWED_IMPORTS: frozenset[str] = frozenset(
     {
-        "random", "math", "re", "json", "string", "itertools", "functools", "collections",
-        "heapq", "dataclasses", "typing", "copy", "fractions", "decimal", "statistics",
-        "bisect", "enum", "operator", "textwrap", "abc", "numbers", "array", "time",
-        "hashlib", "datetime", "__future__",
+        "random",
+        "math",
+        "re",
+        "json",
+        "string",
+        "itertools",
+        "functools",
+        "collections",
+        "heapq",
+        "dataclasses",
+        "typing",
+        "copy",
+        "fractions",
+        "decimal",
+        "statistics",
+        "bisect",
+        "enum",
+        "operator",
+        "textwrap",
+        "abc",
+        "numbers",
+        "array",
+        "time",
+        "hashlib",
+        "datetime",
+        "__future__",
     }
 )
 """Standard-library modules the fork-server pre-imports so envs can import them after the uid drop."""

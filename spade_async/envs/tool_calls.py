@@ -167,7 +167,10 @@ def parse_tool_calls(text: str | None) -> list[Parsed]:
     calls = _tagged(text) if OPEN_TAG in text else _bare_objects(text)
     if len(calls) > MAX_CALLS_PER_TURN:
         extra = len(calls) - MAX_CALLS_PER_TURN
-        calls = [*calls[:MAX_CALLS_PER_TURN], CallError(f"at most {MAX_CALLS_PER_TURN} calls per turn; {extra} ignored")]
+        calls = [
+            *calls[:MAX_CALLS_PER_TURN],
+            CallError(f"at most {MAX_CALLS_PER_TURN} calls per turn; {extra} ignored"),
+        ]
     return calls
 
 

@@ -24,12 +24,37 @@ from jsonschema.exceptions import SchemaError, best_match
 from spade_async.envs.contract import RESERVED_NAMES, tool_schema
 from spade_async.envs.tool_calls import CallError, Parsed, ToolCall
 
-SUPPORTED_KEYWORDS: frozenset[str] = frozenset({
-    "type", "properties", "required", "items", "enum", "const", "description", "title", "default",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength",
-    "maxLength", "minItems", "maxItems", "uniqueItems", "additionalProperties", "anyOf", "oneOf",
-    "allOf", "not", "examples", "minProperties", "maxProperties",
-})
+SUPPORTED_KEYWORDS: frozenset[str] = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "description",
+        "title",
+        "default",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "additionalProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "examples",
+        "minProperties",
+        "maxProperties",
+    }
+)
 """JSON Schema keywords a tool's ``parameters`` may use (no ``pattern``, ``format``, ``$ref``)."""
 MAX_SCHEMA_CHARS = 8000
 """Largest JSON text of one tool entry."""
@@ -48,9 +73,12 @@ def _keyword_problems(schema: Any, where: str, depth: int = 0) -> list[str]:
         return [f"{where} must be a JSON Schema object, got {type(schema).__name__}"]
     if depth > MAX_DEPTH:
         return [f"{where} nests deeper than {MAX_DEPTH} levels"]
-    problems = [f"{where} uses {key!r}, which tool schemas here do not support "
-                f"(use only: {', '.join(sorted(SUPPORTED_KEYWORDS))})"
-                for key in schema if key not in SUPPORTED_KEYWORDS]
+    problems = [
+        f"{where} uses {key!r}, which tool schemas here do not support "
+        f"(use only: {', '.join(sorted(SUPPORTED_KEYWORDS))})"
+        for key in schema
+        if key not in SUPPORTED_KEYWORDS
+    ]
     props = schema.get("properties")
     if isinstance(props, dict):
         for name, sub in props.items():
@@ -83,7 +111,9 @@ def tool_problems(entry: Any) -> list[str]:
     if size > MAX_SCHEMA_CHARS:
         return [f"{label}'s schema is {size} characters; keep each tool under {MAX_SCHEMA_CHARS}"]
     if not fn:
-        return [f"{label}: each tool must be {{\"type\": \"function\", \"function\": {{\"name\", \"description\", \"parameters\"}}}}"]
+        return [
+            f'{label}: each tool must be {{"type": "function", "function": {{"name", "description", "parameters"}}}}'
+        ]
     problems = []
     if not isinstance(name, str) or not _NAME_RE.match(name):
         problems.append(f"{label}: the name must be a Python identifier (letters, digits, _)")
@@ -93,7 +123,7 @@ def tool_problems(entry: Any) -> list[str]:
         problems.append(f"{label} has no description; say what it does and returns")
     params = fn.get("parameters", {"type": "object"})
     if not isinstance(params, dict) or params.get("type") != "object":
-        problems.append(f"{label}: parameters must be a JSON Schema with \"type\": \"object\"")
+        problems.append(f'{label}: parameters must be a JSON Schema with "type": "object"')
         return problems
     keyword_problems = _keyword_problems(params, f"{label} parameters")
     if keyword_problems:
@@ -128,8 +158,15 @@ def schema_problems(tools: Any) -> list[str]:
     return problems
 
 
-_PLACEHOLDERS: dict[str, Any] = {"string": "text", "integer": 1, "number": 1.5, "boolean": True, "array": [],
-                                 "object": {}, "null": None}
+_PLACEHOLDERS: dict[str, Any] = {
+    "string": "text",
+    "integer": 1,
+    "number": 1.5,
+    "boolean": True,
+    "array": [],
+    "object": {},
+    "null": None,
+}
 
 
 def _example_value(schema: Any) -> Any:
@@ -218,8 +255,16 @@ class ToolBox:
         out = []
         for entry in self.tools:
             fn = tool_schema(entry)
-            out.append({"type": "function", "function": {
-                "name": fn.get("name"), "description": fn.get("description", ""), "parameters": parameters_of(entry)}})
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": fn.get("name"),
+                        "description": fn.get("description", ""),
+                        "parameters": parameters_of(entry),
+                    },
+                }
+            )
         return out
 
 

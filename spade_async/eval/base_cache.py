@@ -60,8 +60,12 @@ def base_key(cfg: Config, suite: Suite, items: list[EvalItem], max_model_len: in
         "suite": suite.name,
         "fingerprint": fingerprint(),
         "sampling": agent.model_dump(mode="json"),
-        "play": {"max_turns": sp.max_turns, "context_budget": agent_context_budget(sp.max_context_tokens, max_model_len),
-                 "no_action_penalty": sp.no_action_penalty, "action_prefill": sp.action_prefill},
+        "play": {
+            "max_turns": sp.max_turns,
+            "context_budget": agent_context_budget(sp.max_context_tokens, max_model_len),
+            "no_action_penalty": sp.no_action_penalty,
+            "action_prefill": sp.action_prefill,
+        },
         "items": [item.key for item in items],
     }
 

@@ -84,8 +84,12 @@ class VersionTap:
     the tokens generated (kept out of the training throughput), and holds each request while
     the run is paused (``gate``)."""
 
-    def __init__(self, engine: Engine, gate: Callable[[], Awaitable[None]] | None = None,
-                 count: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        gate: Callable[[], Awaitable[None]] | None = None,
+        count: Callable[[int], None] | None = None,
+    ) -> None:
         self._engine = engine
         self._gate = gate
         self._count = count
@@ -114,12 +118,22 @@ class VersionTap:
     def decode(self, token_ids: list[int]) -> str:
         return self._engine.decode(token_ids)
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+    def chat_text(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         return self._engine.chat_text(messages, add_generation_prompt, enable_thinking, tools)
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
+    def chat_prompt(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> list[int]:
         return self._engine.chat_prompt(messages, add_generation_prompt, enable_thinking, tools)
 
     @property
@@ -180,9 +194,18 @@ def format_eval_line(step: int | None, label: str, rows: Sequence[ResultRow], se
 class InLoopEval:
     """Scores the live policy every ``eval.every`` steps, as a task beside the pipeline's stages."""
 
-    def __init__(self, cfg: Config, *, engine: Engine, pool: EnvPool, store: Store, run_dir: Path,
-                 report: Callable[[str], None], sinks: Callable[[], Sequence[Sink]],
-                 gate: Callable[[], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        *,
+        engine: Engine,
+        pool: EnvPool,
+        store: Store,
+        run_dir: Path,
+        report: Callable[[str], None],
+        sinks: Callable[[], Sequence[Sink]],
+        gate: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.cfg, self.every = cfg, cfg.eval.every
         self.gate = gate
         """Awaited before each evaluation request: returns while the run is not paused."""
@@ -266,13 +289,14 @@ class InLoopEval:
                 await self._ensure_base_rows()
                 return
             if self.engine.adapter_version != 0:
-                self.report("in-loop eval: no saved base-model scores for these items and an adapter is live; "
-                            "evaluations are unpaired (no delta)")
+                self.report(
+                    "in-loop eval: no saved base-model scores for these items and an adapter is live; "
+                    "evaluations are unpaired (no delta)"
+                )
                 return
         t0 = time.perf_counter()
         table = SuiteScores(self.suite, self.items)
-        await score_model(self._context(self._tap()), [table], BASE,
-                          concurrency=self.cfg.eval.concurrency)
+        await score_model(self._context(self._tap()), [table], BASE, concurrency=self.cfg.eval.concurrency)
         seconds = time.perf_counter() - t0
         self.base = table.scores[BASE]
         await anyio.to_thread.run_sync(self._save_base)
@@ -305,7 +329,9 @@ class InLoopEval:
         rows = [replace(r, adapter=label, step=step) for r in rows if r.model == LOOP]
         await self._record(f"{LOOP_EVAL_PREFIX}{shown(step)}", step, rows, seconds)
         self.evaluated.append(step)
-        await self._track(shown(step), {**loop_eval_metrics(rows), "eval/skipped": float(self.skipped), "eval/seconds": seconds})
+        await self._track(
+            shown(step), {**loop_eval_metrics(rows), "eval/skipped": float(self.skipped), "eval/seconds": seconds}
+        )
         self._print(format_eval_line(step, label, rows, seconds, self.skipped))
 
     # -- helpers ---------------------------------------------------------------------------
@@ -313,8 +339,19 @@ class InLoopEval:
         return EvalContext(engine, self.pool, self.cfg)
 
     async def _record(self, eval_id: str, step: int | None, rows: Sequence[ResultRow], seconds: float) -> None:
-        await self.store.record_evals([{**r.as_dict(), "eval_id": eval_id, "step": step, "ci_low": r.low,
-                                        "ci_high": r.high, "seconds": seconds} for r in rows])
+        await self.store.record_evals(
+            [
+                {
+                    **r.as_dict(),
+                    "eval_id": eval_id,
+                    "step": step,
+                    "ci_low": r.low,
+                    "ci_high": r.high,
+                    "seconds": seconds,
+                }
+                for r in rows
+            ]
+        )
 
     async def _track(self, step: int, figures: dict[str, float]) -> None:
         for sink in self.sinks():

@@ -54,8 +54,10 @@ def step_adapter(run_dir: Path, step: str) -> ModelSpec:
     elif step.isdigit() and int(step) in found:
         n = int(step)
     else:
-        raise ModelSpecError(f"--step {step}: no checkpoint after step {step} in {run_dir}/checkpoints; "
-                             f"available: {', '.join(map(str, found))} (or 'last')")
+        raise ModelSpecError(
+            f"--step {step}: no checkpoint after step {step} in {run_dir}/checkpoints; "
+            f"available: {', '.join(map(str, found))} (or 'last')"
+        )
     return ModelSpec(f"step_{n}", str(adapter_folder(found[n])), n - 1)
 
 
@@ -72,8 +74,12 @@ def resolve_models(run_dir: Path | None, adapters: tuple[str, ...], steps: tuple
         path = Path(raw)
         if not path.exists():
             raise ModelSpecError(f"--adapter {raw}: no such folder")
-        models.append(ModelSpec(path.resolve().name if path.name != ADAPTER_DIR else path.resolve().parent.name,
-                                str(adapter_folder(path))))
+        models.append(
+            ModelSpec(
+                path.resolve().name if path.name != ADAPTER_DIR else path.resolve().parent.name,
+                str(adapter_folder(path)),
+            )
+        )
     labels = [m.label for m in models]
     for i, m in enumerate(models):  # two adapters named alike (two runs' step_5): make labels unique
         if labels.count(m.label) > 1:

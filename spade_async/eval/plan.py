@@ -55,8 +55,14 @@ class Phase:
 class Eta:
     """Seconds left, from what has been measured so far (see the module docstring)."""
 
-    def __init__(self, phases: Sequence[Phase], *, concurrency: int, prior_s_per_item: float | None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        phases: Sequence[Phase],
+        *,
+        concurrency: int,
+        prior_s_per_item: float | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.phases = [p for p in phases if p.items > 0]
         self.concurrency = max(1, concurrency)
         self.prior = prior_s_per_item
@@ -128,6 +134,7 @@ def format_seconds(seconds: float | None) -> str:
 
 # -- priors ------------------------------------------------------------------------------------
 
+
 def load_timing(run_dir: Path | None) -> dict[str, float]:
     if run_dir is None:
         return {}
@@ -135,7 +142,11 @@ def load_timing(run_dir: Path | None) -> dict[str, float]:
         saved = json.loads((run_dir / TIMING_FILE).read_text())
     except (OSError, ValueError):
         return {}
-    return {k: float(v) for k, v in saved.items() if isinstance(v, (int, float)) and v > 0} if isinstance(saved, dict) else {}
+    return (
+        {k: float(v) for k, v in saved.items() if isinstance(v, (int, float)) and v > 0}
+        if isinstance(saved, dict)
+        else {}
+    )
 
 
 def save_timing(run_dir: Path, per_suite: dict[str, float]) -> None:
@@ -168,8 +179,9 @@ def training_seconds_per_episode(run_dir: Path | None, cfg: Config) -> float | N
     return sum(rates) / len(rates) if rates else None
 
 
-def prior_seconds_per_item(suites: Sequence[Any], timing: dict[str, float],
-                           training_rate: float | None) -> tuple[float | None, str]:
+def prior_seconds_per_item(
+    suites: Sequence[Any], timing: dict[str, float], training_rate: float | None
+) -> tuple[float | None, str]:
     """Mean seconds per item of ``suites`` before anything ran, and where it came from."""
     rates = []
     sources = set()
@@ -187,22 +199,32 @@ def prior_seconds_per_item(suites: Sequence[Any], timing: dict[str, float],
 
 # -- the plan ------------------------------------------------------------------------------------
 
+
 def suite_line(suite: Any, n_items: int, cfg: Config) -> str:
     """``games:easy: 6 games x 8 episodes = 48 items (test seeds); an episode: ...``."""
     envs = getattr(suite, "envs", None)
     if envs is not None:
         sp, agent = cfg.selfplay, cfg.engine.agent
         budget = agent_context_budget(sp.max_context_tokens, cfg.engine.max_model_len)
-        return (f"{suite.name}: {len(envs)} games x {suite.episodes} episodes = {n_items} items ({suite.split} seeds); "
-                f"an episode generates at most {sp.max_turns} turns x {agent.max_new_tokens} tokens, "
-                f"its transcript stops at {budget} tokens")
+        return (
+            f"{suite.name}: {len(envs)} games x {suite.episodes} episodes = {n_items} items ({suite.split} seeds); "
+            f"an episode generates at most {sp.max_turns} turns x {agent.max_new_tokens} tokens, "
+            f"its transcript stops at {budget} tokens"
+        )
     answer = getattr(suite, "max_new_tokens", None)
     tail = f"; an answer is at most {answer} tokens" if answer else ""
     return f"{suite.name}: {n_items} items{tail}"
 
 
-def plan_lines(suite_texts: Sequence[str], phases: Sequence[Phase], *, concurrency: int, eta_s: float | None,
-               rate_source: str, cache_note: str) -> list[str]:
+def plan_lines(
+    suite_texts: Sequence[str],
+    phases: Sequence[Phase],
+    *,
+    concurrency: int,
+    eta_s: float | None,
+    rate_source: str,
+    cache_note: str,
+) -> list[str]:
     """The plan printed before an evaluation starts."""
     lines = [f"plan: {len(suite_texts)} suite(s), {len(phases)} model(s), {concurrency} items at once"]
     lines += [f"  {t}" for t in suite_texts]

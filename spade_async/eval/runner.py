@@ -78,8 +78,9 @@ Progress = Callable[[str, int, int], None]
 """``progress(model_label, done, total)``: once with ``done = 0`` when the model starts, then per item."""
 
 
-async def score_model(ctx: EvalContext, suites: list[SuiteScores], label: str, *, concurrency: int,
-                      progress: Progress | None = None) -> None:
+async def score_model(
+    ctx: EvalContext, suites: list[SuiteScores], label: str, *, concurrency: int, progress: Progress | None = None
+) -> None:
     """Score every item of every suite with the model now loaded in ``ctx.engine``."""
     work = [(s, i, item) for s in suites for i, item in enumerate(s.items)]
     for s in suites:
@@ -106,10 +107,18 @@ BaseScored = Callable[[list[SuiteScores], float], None]
 """``on_base(suites_scored, seconds)``: called once the base model has scored its uncached suites."""
 
 
-async def evaluate(engine: Engine, pool: EnvPool | None, cfg: Config, suites: list[Suite], models: list[ModelSpec],
-                   *, concurrency: int = 16, progress: Progress | None = None,
-                   cached_base: dict[int, list[ItemScore]] | None = None, on_base: BaseScored | None = None,
-                   ) -> tuple[list[SuiteScores], dict[str, float]]:
+async def evaluate(
+    engine: Engine,
+    pool: EnvPool | None,
+    cfg: Config,
+    suites: list[Suite],
+    models: list[ModelSpec],
+    *,
+    concurrency: int = 16,
+    progress: Progress | None = None,
+    cached_base: dict[int, list[ItemScore]] | None = None,
+    on_base: BaseScored | None = None,
+) -> tuple[list[SuiteScores], dict[str, float]]:
     """Score ``models`` (the first must be the base) on ``suites``; returns scores and seconds per model.
 
     ``cached_base`` maps a suite's index to the base model's scores from an earlier eval (one per
@@ -121,7 +130,9 @@ async def evaluate(engine: Engine, pool: EnvPool | None, cfg: Config, suites: li
     table = [SuiteScores(s, s.items()) for s in suites]
     for i, scores in (cached_base or {}).items():
         if len(scores) != len(table[i].items):
-            raise ValueError(f"cached base scores of suite {table[i].suite.name}: {len(scores)} for {len(table[i].items)} items")
+            raise ValueError(
+                f"cached base scores of suite {table[i].suite.name}: {len(scores)} for {len(table[i].items)} items"
+            )
         table[i].scores[models[0].label] = list(scores)
     ctx = EvalContext(engine, pool, cfg)
     seconds: dict[str, float] = {}
@@ -138,7 +149,9 @@ async def evaluate(engine: Engine, pool: EnvPool | None, cfg: Config, suites: li
     return table, seconds
 
 
-def _pairs(base: list[ItemScore], other: list[ItemScore], idx: list[int], solved: bool) -> tuple[list[float], list[float], int]:
+def _pairs(
+    base: list[ItemScore], other: list[ItemScore], idx: list[int], solved: bool
+) -> tuple[list[float], list[float], int]:
     a, b, errors = [], [], 0
     for i in idx:
         if base[i].error is not None or other[i].error is not None:
@@ -164,10 +177,40 @@ def summarise(table: list[SuiteScores], models: list[ModelSpec], *, seed: int = 
                     a, b, errors = _pairs(base_scores, mine, idx, solved)
                     if model.adapter is None:
                         mean = sum(b) / len(b) if b else math.nan
-                        rows.append(ResultRow(model.label, s.suite.name, task, metric, len(b), mean, None, None, None,
-                                              None, errors, None, None))
+                        rows.append(
+                            ResultRow(
+                                model.label,
+                                s.suite.name,
+                                task,
+                                metric,
+                                len(b),
+                                mean,
+                                None,
+                                None,
+                                None,
+                                None,
+                                errors,
+                                None,
+                                None,
+                            )
+                        )
                         continue
                     d: PairedDelta = paired_bootstrap(a, b, seed=seed)
-                    rows.append(ResultRow(model.label, s.suite.name, task, metric, d.n, d.other_mean, d.base_mean,
-                                          d.delta, d.low, d.high, errors, model.adapter, model.step))
+                    rows.append(
+                        ResultRow(
+                            model.label,
+                            s.suite.name,
+                            task,
+                            metric,
+                            d.n,
+                            d.other_mean,
+                            d.base_mean,
+                            d.delta,
+                            d.low,
+                            d.high,
+                            errors,
+                            model.adapter,
+                            model.step,
+                        )
+                    )
     return rows

@@ -80,4 +80,3 @@ def paired_bootstrap(
     # Floating-point sums can put a constant difference a few ulps outside itself.
     low, high = min(float(low), delta), max(float(high), delta)
     return PairedDelta(n, float(a.mean()), float(b.mean()), delta, low, high, "bootstrap", confidence)
-

@@ -33,8 +33,15 @@ def results_table(rows: Sequence[ResultRow], *, per_task: bool = True, title: st
     """Base and adapter means with paired deltas; per-task rows when ``per_task``."""
     has_adapter = any(r.delta is not None for r in rows)
     table = Table(title=title, show_lines=False)
-    for name, justify in (("model", "left"), ("suite", "left"), ("task", "left"), ("metric", "left"),
-                          ("n", "right"), ("base", "right"), ("model mean", "right")):
+    for name, justify in (
+        ("model", "left"),
+        ("suite", "left"),
+        ("task", "left"),
+        ("metric", "left"),
+        ("n", "right"),
+        ("base", "right"),
+        ("model mean", "right"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     if has_adapter:
         table.add_column("delta", justify="right")
@@ -47,8 +54,15 @@ def results_table(rows: Sequence[ResultRow], *, per_task: bool = True, title: st
         style = None if r.task == ALL_TASKS else "dim"
         significant = r.low is not None and not math.isnan(r.low) and (r.low > 0 or (r.high is not None and r.high < 0))
         base = r.base_mean if r.base_mean is not None else r.mean
-        cells = [r.model, r.suite, r.task if r.task != ALL_TASKS else "all", r.metric, str(r.n), _num(base),
-                 _num(r.mean) if r.delta is not None else "-"]
+        cells = [
+            r.model,
+            r.suite,
+            r.task if r.task != ALL_TASKS else "all",
+            r.metric,
+            str(r.n),
+            _num(base),
+            _num(r.mean) if r.delta is not None else "-",
+        ]
         if has_adapter:
             delta = _num(r.delta, signed=True)
             cells += [f"[bold]{delta}[/bold]" if significant else delta, interval_text(r)]

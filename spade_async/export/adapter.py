@@ -46,8 +46,15 @@ def find_adapter(run_dir: Path, step: str = "last") -> tuple[Path, int]:
     return Path(spec.adapter), shown(spec.step)
 
 
-def export_adapter(run_dir: Path, out: Path, *, step: str = "last", merge: bool = False, force: bool = False,
-                   model_path: str | None = None) -> dict[str, Any]:
+def export_adapter(
+    run_dir: Path,
+    out: Path,
+    *,
+    step: str = "last",
+    merge: bool = False,
+    force: bool = False,
+    model_path: str | None = None,
+) -> dict[str, Any]:
     """Write the adapter (or the merged model) to ``out``; returns the manifest written beside it.
 
     ``model_path``: the base model folder; default: resolved from the run's config.
@@ -57,8 +64,13 @@ def export_adapter(run_dir: Path, out: Path, *, step: str = "last", merge: bool 
     adapter, n = find_adapter(run_dir, step)
     cfg = load_run_config(run_dir)
     _fresh_out(out, force)
-    manifest: dict[str, Any] = {"run_dir": str(run_dir.resolve()), "step": n, "base_model": cfg.model.name,
-                                "merged": merge, "source_adapter": str(adapter)}
+    manifest: dict[str, Any] = {
+        "run_dir": str(run_dir.resolve()),
+        "step": n,
+        "base_model": cfg.model.name,
+        "merged": merge,
+        "source_adapter": str(adapter),
+    }
     if not merge:
         for item in adapter.iterdir():
             if item.is_file():

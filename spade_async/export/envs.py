@@ -131,8 +131,10 @@ def nothing_to_export(run_dir: Path, filters: EnvFilters) -> str:
     if t.admitted == 0:
         verdict = designer_verdict(t, model if isinstance(model, str) else None) or ""
         return f"nothing to export from {run_dir}. {verdict}{seeds}"
-    return (f"no admitted environment in {run_dir} passes the filters ({t.admitted} of {t.designed} designs were admitted)"
-            + ("" if filters.include_seeds else "; seed environments are left out (--include-seeds adds them)"))
+    return (
+        f"no admitted environment in {run_dir} passes the filters ({t.admitted} of {t.designed} designs were admitted)"
+        + ("" if filters.include_seeds else "; seed environments are left out (--include-seeds adds them)")
+    )
 
 
 def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = False) -> list[dict[str, Any]]:
@@ -141,8 +143,10 @@ def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = 
     if not chosen:
         raise ExportError(nothing_to_export(run_dir, filters))
     if not out.name.isidentifier():
-        raise ExportError(f"{out.name!r} is not a Python package name (the folder is imported to register the envs); "
-                          "use letters, digits and underscores, e.g. my_envs")
+        raise ExportError(
+            f"{out.name!r} is not a Python package name (the folder is imported to register the envs); "
+            "use letters, digits and underscores, e.g. my_envs"
+        )
     _fresh_out(out, force)
     manifest = []
     used: set[str] = set()
@@ -152,11 +156,23 @@ def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = 
             name += "_"
         used.add(name)
         (out / f"{name}.py").write_text(r["code"], encoding="utf-8")
-        manifest.append({"name": name, "file": f"{name}.py", "gym_id": f"spade/{name}-v0", "env_id": r["id"],
-                         "skill": r["skill"], "origin": r["origin"], "hint": r["hint"], "win_rate": r["win_rate"],
-                         "hint_win_rate": r["hint_win_rate"], "regret": r["regret"],
-                         "designer_reward": r["designer_reward"], "n_plays": r["n_plays"],
-                         "created_step": shown(r["created_step"])})  # counted from 1, as the TUI shows it
+        manifest.append(
+            {
+                "name": name,
+                "file": f"{name}.py",
+                "gym_id": f"spade/{name}-v0",
+                "env_id": r["id"],
+                "skill": r["skill"],
+                "origin": r["origin"],
+                "hint": r["hint"],
+                "win_rate": r["win_rate"],
+                "hint_win_rate": r["hint_win_rate"],
+                "regret": r["regret"],
+                "designer_reward": r["designer_reward"],
+                "n_plays": r["n_plays"],
+                "created_step": shown(r["created_step"]),
+            }
+        )  # counted from 1, as the TUI shows it
     (out / MANIFEST).write_text(json.dumps({"run_dir": str(run_dir.resolve()), "envs": manifest}, indent=1))
     (out / "__init__.py").write_text(REGISTER_MODULE.format(package=out.name))
     return manifest

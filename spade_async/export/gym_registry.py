@@ -32,7 +32,10 @@ def register_folder(folder: Path, *, max_turns: int | None = 32) -> list[str]:
     for entry in entries:
         env_id = f"{NAMESPACE}/{entry['name']}-v0"
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=partial(make_sandboxed, str(folder / entry["file"])),
-                               kwargs={"max_turns": max_turns})
+            gymnasium.register(
+                env_id,
+                entry_point=partial(make_sandboxed, str(folder / entry["file"])),
+                kwargs={"max_turns": max_turns},
+            )
         ids.append(env_id)
     return ids

@@ -74,8 +74,10 @@ class Placement:
             return ["engine and learner on the CPU (no GPU in use)"]
         gpus = ", ".join(map(str, self.engine_gpus))
         if self.backend == "vllm":
-            engine = (f"vLLM on GPU {gpus}: {self.data_parallel_size} replica(s) x tensor parallel "
-                      f"{self.tensor_parallel_size}, {self.gpu_memory_utilization:.0%} of each GPU's memory")
+            engine = (
+                f"vLLM on GPU {gpus}: {self.data_parallel_size} replica(s) x tensor parallel "
+                f"{self.tensor_parallel_size}, {self.gpu_memory_utilization:.0%} of each GPU's memory"
+            )
         else:
             engine = f"HF engine on GPU {gpus}"
         if self.colocated:
@@ -118,22 +120,38 @@ def resolve_placement(cfg: Any, gpu_count: int) -> Placement:
                 f"placement.tensor_parallel_size = {p.tensor_parallel_size} needs that many engine GPUs "
                 "besides the learner's; this run has one GPU: set it to 1"
             )
-        return Placement(gpu_count=gpu_count, engine_gpus=(gpus[0],), learner_gpu=gpus[0],
-                         gpu_memory_utilization=cfg.engine.gpu_memory_utilization, backend=backend)
+        return Placement(
+            gpu_count=gpu_count,
+            engine_gpus=(gpus[0],),
+            learner_gpu=gpus[0],
+            gpu_memory_utilization=cfg.engine.gpu_memory_utilization,
+            backend=backend,
+        )
     learner = p.learner_gpu if p.learner_gpu is not None else gpus[0]
     engine = tuple(g for g in gpus if g != learner)
     if backend != "vllm":
-        return Placement(gpu_count=gpu_count, engine_gpus=engine[:1], learner_gpu=learner,
-                         gpu_memory_utilization=p.dedicated_memory_utilization, backend=backend)
+        return Placement(
+            gpu_count=gpu_count,
+            engine_gpus=engine[:1],
+            learner_gpu=learner,
+            gpu_memory_utilization=p.dedicated_memory_utilization,
+            backend=backend,
+        )
     tp = p.tensor_parallel_size
     if len(engine) % tp:
         raise PlacementError(
             f"placement.tensor_parallel_size = {tp} does not divide the {len(engine)} engine GPU(s) "
             f"({', '.join(map(str, engine))}); choose a divisor of {len(engine)} or change placement.gpus"
         )
-    return Placement(gpu_count=gpu_count, engine_gpus=engine, learner_gpu=learner, tensor_parallel_size=tp,
-                     data_parallel_size=len(engine) // tp, gpu_memory_utilization=p.dedicated_memory_utilization,
-                     backend=backend)
+    return Placement(
+        gpu_count=gpu_count,
+        engine_gpus=engine,
+        learner_gpu=learner,
+        tensor_parallel_size=tp,
+        data_parallel_size=len(engine) // tp,
+        gpu_memory_utilization=p.dedicated_memory_utilization,
+        backend=backend,
+    )
 
 
 def replica_placement(cfg: Any, gpu_count: int) -> Placement:
@@ -151,14 +169,23 @@ def replica_placement(cfg: Any, gpu_count: int) -> Placement:
     if cfg.run.device == "cpu" or share == 0:
         return Placement(gpu_count=gpu_count, engine_gpus=(), learner_gpu=None, backend=backend)
     if gpu_count == 0:
-        raise PlacementError(f"this engine replica reserved {share:g} GPU(s) but sees none (CUDA_VISIBLE_DEVICES); "
-                             "check the node's GPUs and drivers, or set cluster.engine_gpus = 0 for CPU replicas")
+        raise PlacementError(
+            f"this engine replica reserved {share:g} GPU(s) but sees none (CUDA_VISIBLE_DEVICES); "
+            "check the node's GPUs and drivers, or set cluster.engine_gpus = 0 for CPU replicas"
+        )
     gpus = tuple(range(gpu_count))
     tp = cfg.placement.tensor_parallel_size if backend == "vllm" else 1
     if gpu_count % tp:
-        raise PlacementError(f"placement.tensor_parallel_size = {tp} does not divide the {gpu_count} GPU(s) of an "
-                             "engine replica (cluster.engine_gpus); make engine_gpus a multiple of it")
-    return Placement(gpu_count=gpu_count, engine_gpus=gpus if backend == "vllm" else gpus[:1], learner_gpu=None,
-                     tensor_parallel_size=tp, data_parallel_size=gpu_count // tp if backend == "vllm" else 1,
-                     gpu_memory_utilization=cfg.placement.dedicated_memory_utilization * min(share, 1.0),
-                     backend=backend)
+        raise PlacementError(
+            f"placement.tensor_parallel_size = {tp} does not divide the {gpu_count} GPU(s) of an "
+            "engine replica (cluster.engine_gpus); make engine_gpus a multiple of it"
+        )
+    return Placement(
+        gpu_count=gpu_count,
+        engine_gpus=gpus if backend == "vllm" else gpus[:1],
+        learner_gpu=None,
+        tensor_parallel_size=tp,
+        data_parallel_size=gpu_count // tp if backend == "vllm" else 1,
+        gpu_memory_utilization=cfg.placement.dedicated_memory_utilization * min(share, 1.0),
+        backend=backend,
+    )

@@ -73,9 +73,7 @@ from torch.utils.checkpoint import checkpoint
 LOSS_AGGREGATIONS = ("grpo", "dr_grpo", "dapo")
 
 
-def group_advantages(
-    rewards: Sequence[float], groups: Sequence[str], eps: float = 1e-6
-) -> tuple[list[float], int]:
+def group_advantages(rewards: Sequence[float], groups: Sequence[str], eps: float = 1e-6) -> tuple[list[float], int]:
     """Group-normalised advantages ``(r - mean) / (std + eps)``; zero-variance groups get 0.0.
 
     Returns ``(advantages, n_zero_variance_groups)``; advantages are in input order.
@@ -182,9 +180,7 @@ def grpo_loss(
     return loss, metrics
 
 
-def _chunk_logprobs(
-    hidden: Tensor, targets: Tensor, inv_temp: Tensor, lm_head: Callable[[Tensor], Tensor]
-) -> Tensor:
+def _chunk_logprobs(hidden: Tensor, targets: Tensor, inv_temp: Tensor, lm_head: Callable[[Tensor], Tensor]) -> Tensor:
     logits = lm_head(hidden).float() * inv_temp.unsqueeze(-1)
     picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     return picked - torch.logsumexp(logits, dim=-1)

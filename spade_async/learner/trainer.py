@@ -162,9 +162,7 @@ class Trainer:
         from peft import LoraConfig, get_peft_model
 
         if ratio_anchor not in ("proximal", "behaviour"):
-            raise ValueError(
-                f"ratio_anchor must be 'proximal' or 'behaviour', not {ratio_anchor!r}"
-            )
+            raise ValueError(f"ratio_anchor must be 'proximal' or 'behaviour', not {ratio_anchor!r}")
         self.model_cfg = model_cfg
         self.cfg = learner_cfg
         self.device = device
@@ -176,9 +174,7 @@ class Trainer:
         if model_cfg.qlora:
             base = prepare_quantized(base, gradient_checkpointing)
         elif gradient_checkpointing:
-            base.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False}
-            )
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             base.enable_input_require_grads()
         lora = LoraConfig(
             r=model_cfg.lora_rank,
@@ -199,9 +195,7 @@ class Trainer:
         pad = getattr(inner.config, "pad_token_id", None)
         self._pad_id = int(pad) if isinstance(pad, int) else 0
         self._params = [p for p in self.model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(
-            self._params, lr=learner_cfg.lr, weight_decay=learner_cfg.weight_decay
-        )
+        self.optimizer = torch.optim.AdamW(self._params, lr=learner_cfg.lr, weight_decay=learner_cfg.weight_decay)
 
     # ------------------------------------------------------------------ forward
 
@@ -249,9 +243,7 @@ class Trainer:
         keep_zero_adv = self.cfg.kl_coef > 0
         kept = [s for s in samples if keep_zero_adv or s.advantage != 0.0]
         n_zero_adv = len(samples) - len(kept)
-        batches = build_micro_batches(
-            kept, self.cfg.micro_batch, self.cfg.max_seq_len, self._pad_id
-        )
+        batches = build_micro_batches(kept, self.cfg.micro_batch, self.cfg.max_seq_len, self._pad_id)
         n_seq = sum(int(mb.input_ids.shape[0]) for mb in batches)
         n_trained = sum(mb.n_trained for mb in batches)
         total_weight = sum(mb.total_weight for mb in batches)
@@ -372,9 +364,7 @@ class Trainer:
     def _adapter_state(self) -> dict[str, Tensor]:
         from peft import get_peft_model_state_dict
 
-        return {
-            k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model).items()
-        }
+        return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model).items()}
 
     def _set_adapter_state(self, state: dict[str, Tensor]) -> None:
         from peft import set_peft_model_state_dict
@@ -382,9 +372,7 @@ class Trainer:
         result = set_peft_model_state_dict(self.model, state)
         unexpected = getattr(result, "unexpected_keys", None) or []
         if unexpected:
-            raise ValueError(
-                f"adapter state does not fit this LoRA: unexpected keys {unexpected[:3]}"
-            )
+            raise ValueError(f"adapter state does not fit this LoRA: unexpected keys {unexpected[:3]}")
 
     def load_adapter_weights(self, path: str | Path) -> None:
         """Load a PEFT adapter folder (as written by ``save_adapter``) into the trainable LoRA."""

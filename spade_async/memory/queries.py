@@ -54,9 +54,7 @@ def steps_after(conn: sqlite3.Connection, run_id: int, step: int) -> list[Any]:
 
 def last_step(conn: sqlite3.Connection, run_id: int) -> int:
     """The highest step of run ``run_id`` (-1 when it has none)."""
-    return int(conn.execute(
-        "SELECT COALESCE(MAX(step), -1) FROM steps WHERE run_id = ?", (run_id,)
-    ).fetchone()[0])
+    return int(conn.execute("SELECT COALESCE(MAX(step), -1) FROM steps WHERE run_id = ?", (run_id,)).fetchone()[0])
 
 
 # --- events --------------------------------------------------------------------------------
@@ -72,18 +70,14 @@ def events_after(conn: sqlite3.Connection, event_id: int) -> list[Any]:
 
 def events_of_kind(conn: sqlite3.Connection, kind: str) -> list[Any]:
     """``(step, message)`` of the events of ``kind``, oldest first."""
-    return conn.execute(
-        "SELECT step, message FROM events WHERE kind = ? ORDER BY id", (kind,)
-    ).fetchall()
+    return conn.execute("SELECT step, message FROM events WHERE kind = ? ORDER BY id", (kind,)).fetchall()
 
 
 def last_event_id(conn: sqlite3.Connection, kind: str | None = None) -> int:
     """The highest event id (of ``kind`` when given); 0 when there is none."""
     if kind is None:
         return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0])
-    return int(conn.execute(
-        "SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = ?", (kind,)
-    ).fetchone()[0])
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM events WHERE kind = ?", (kind,)).fetchone()[0])
 
 
 # --- environments and episodes -------------------------------------------------------------
@@ -98,15 +92,21 @@ ENV_SUMMARY_COLUMNS = (
 def designed_envs(conn: sqlite3.Connection) -> list[tuple[Any, Any, Any]]:
     """``(skill, valid, reasons)`` of every designed environment (seed and injected ones left
     out), as plain tuples whatever the connection's row factory; ``reasons`` is JSON text."""
-    return [(r[0], r[1], r[2]) for r in conn.execute(
-        "SELECT skill, valid, reasons FROM environments WHERE origin NOT IN ('seed', 'injected')")]
+    return [
+        (r[0], r[1], r[2])
+        for r in conn.execute("SELECT skill, valid, reasons FROM environments WHERE origin NOT IN ('seed', 'injected')")
+    ]
 
 
 def admitted_envs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """The environments that passed validation and are not retired as invalid, as dicts."""
-    return [dict(r) for r in conn.execute(
-        "SELECT id, skill, origin, code, hint, doc_title, win_rate, hint_win_rate, regret, designer_reward, "
-        "n_plays, created_step FROM environments WHERE valid = 1 AND status != 'invalid'")]
+    return [
+        dict(r)
+        for r in conn.execute(
+            "SELECT id, skill, origin, code, hint, doc_title, win_rate, hint_win_rate, regret, designer_reward, "
+            "n_plays, created_step FROM environments WHERE valid = 1 AND status != 'invalid'"
+        )
+    ]
 
 
 def env_summaries(conn: sqlite3.Connection, since: int | None = None) -> list[Any]:
@@ -115,8 +115,7 @@ def env_summaries(conn: sqlite3.Connection, since: int | None = None) -> list[An
     if since is None:
         return conn.execute(f"SELECT {ENV_SUMMARY_COLUMNS} FROM environments").fetchall()
     return conn.execute(
-        f"SELECT {ENV_SUMMARY_COLUMNS} FROM environments "
-        "WHERE created_step >= ? OR updated_step >= ?",
+        f"SELECT {ENV_SUMMARY_COLUMNS} FROM environments WHERE created_step >= ? OR updated_step >= ?",
         (since, since),
     ).fetchall()
 

@@ -24,9 +24,7 @@ def open_readonly(path: str | Path, *, check_same_thread: bool = True) -> sqlite
     path = Path(path).resolve()
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no run database here")
-    conn = sqlite3.connect(
-        f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=check_same_thread
-    )
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=check_same_thread)
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     return conn

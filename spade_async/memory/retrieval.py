@@ -137,12 +137,8 @@ def select_examples(
     n_avoid = min(len(avoid), max(1, k // 3) if k >= 2 else 0)
     n_models = min(len(models), k - n_avoid)
     n_avoid = min(len(avoid), k - n_models)  # fill a shortfall of models
-    chosen_models = _take(
-        models, n_models, skill=skill, score=lambda e: _model_score(e, low, high), rng=rng
-    )
-    chosen_avoid = _take(
-        avoid, n_avoid, skill=skill, score=lambda e: _avoid_score(e, low, high), rng=rng
-    )
+    chosen_models = _take(models, n_models, skill=skill, score=lambda e: _model_score(e, low, high), rng=rng)
+    chosen_avoid = _take(avoid, n_avoid, skill=skill, score=lambda e: _avoid_score(e, low, high), rng=rng)
     return [Example(e, "model") for e in chosen_models] + [
         Example(e, classify(e, low=low, high=high) or "impossible") for e in chosen_avoid
     ]

@@ -159,26 +159,26 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 METRIC_KEYS: tuple[str, ...] = (
-    "adapter_version",       # live adapter version at the end of the step
-    "valid_fraction",        # admitted / designed candidates this step (NaN if none designed)
-    "n_envs",                # live environments this step
-    "plain_return_mean",     # mean outcome of plain (hint-free) plays
-    "hint_return_mean",      # mean outcome of hinted plays
-    "regret_mean",           # mean clipped, scaled hint regret over envs
-    "agent_return_mean",     # = plain_return_mean (what the agent is trained on)
-    "learnable_fraction",    # share of envs with plain win rate in [0.2, 0.8]
-    "band_too_easy",         # envs with win rate > plateau_high + ramp ... see metrics.win_rate_band
+    "adapter_version",  # live adapter version at the end of the step
+    "valid_fraction",  # admitted / designed candidates this step (NaN if none designed)
+    "n_envs",  # live environments this step
+    "plain_return_mean",  # mean outcome of plain (hint-free) plays
+    "hint_return_mean",  # mean outcome of hinted plays
+    "regret_mean",  # mean clipped, scaled hint regret over envs
+    "agent_return_mean",  # = plain_return_mean (what the agent is trained on)
+    "learnable_fraction",  # share of envs with plain win rate in [0.2, 0.8]
+    "band_too_easy",  # envs with win rate > plateau_high + ramp ... see metrics.win_rate_band
     "band_in_band",
     "band_too_hard",
     "band_invalid",
     "designer_reward_mean",
-    "env_diversity",         # Vendi score of the live environments' code embeddings (at regeneration)
+    "env_diversity",  # Vendi score of the live environments' code embeddings (at regeneration)
     "loss",
     "clip_fraction",
     "kl",
     "grad_norm",
-    "tokens_per_s",          # generation tokens/s this step
-    "stale_dropped",         # samples dropped for staleness (cumulative)
+    "tokens_per_s",  # generation tokens/s this step
+    "stale_dropped",  # samples dropped for staleness (cumulative)
     "time_design_s",
     "time_play_s",
     "time_learn_s",
@@ -186,10 +186,10 @@ METRIC_KEYS: tuple[str, ...] = (
 """Keys of ``steps.metrics`` (a JSON object); the TUI plots these. Absent keys mean 'not measured'."""
 
 CLUSTER_METRIC_KEYS: tuple[str, ...] = (
-    "cluster_pools_live",     # remote sandbox pools serving at the end of the step
-    "cluster_pools",          # remote sandbox pools configured
+    "cluster_pools_live",  # remote sandbox pools serving at the end of the step
+    "cluster_pools",  # remote sandbox pools configured
     "cluster_replicas_live",  # remote engine replicas serving (only with a remote engine)
-    "cluster_replicas",       # remote engine replicas configured
+    "cluster_replicas",  # remote engine replicas configured
 )
 """Keys of ``steps.metrics`` written only by runs with ``[cluster]`` on (spade_async.cluster.status);
 the TUI shows them in its header when present."""

@@ -123,7 +123,9 @@ def resolve_env(conn: sqlite3.Connection, prefix: str) -> sqlite3.Row:
     if not rows:
         raise SteerError(f"no environment with id {key}... in this run")
     if len(rows) > 1:
-        raise SteerError(f"environment id {key}... is ambiguous ({', '.join(r['id'][:12] for r in rows)}); give more of it")
+        raise SteerError(
+            f"environment id {key}... is ambiguous ({', '.join(r['id'][:12] for r in rows)}); give more of it"
+        )
     return rows[0]
 
 
@@ -161,7 +163,9 @@ def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[s
         if kind == "pin" and not env["valid"]:
             raise SteerError(f"environment {env['id'][:12]} failed validation; only a valid environment can be pinned")
         if kind == "pin" and env["status"] == "invalid":  # valid, then expelled by the play audit
-            raise SteerError(f"environment {env['id'][:12]} was retired by the play audit (it cheats in play); it cannot be pinned")
+            raise SteerError(
+                f"environment {env['id'][:12]} was retired by the play audit (it cheats in play); it cannot be pinned"
+            )
         if kind == "pin" and env["id"] in pinned_ids(conn):
             raise SteerError(f"environment {env['id'][:12]} is already pinned")
         if kind == "unpin" and env["id"] not in pinned_ids(conn):
@@ -171,8 +175,10 @@ def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[s
         limit = int(_config_value(run["config_toml"], "sandbox", "max_source_bytes", DEFAULT_MAX_SOURCE_BYTES))
         size = len(code.encode("utf-8")) if isinstance(code, str) else 0
         if not size or size > limit:
-            raise SteerError(f"{args.get('name') or 'the file'} is {size} bytes; an environment must be non-empty and "
-                             f"at most {limit} bytes (sandbox.max_source_bytes)")
+            raise SteerError(
+                f"{args.get('name') or 'the file'} is {size} bytes; an environment must be non-empty and "
+                f"at most {limit} bytes (sandbox.max_source_bytes)"
+            )
     elif kind == "band":
         check_band(float(args["low"]), float(args["high"]))
     elif kind == "designer_share":
@@ -216,4 +222,7 @@ def read_actions(conn: sqlite3.Connection, after_id: int = 0) -> list[ActionRow]
         ).fetchall()
     except sqlite3.OperationalError:
         return []
-    return [ActionRow(int(i), float(t), str(w), str(k), json.loads(a or "{}"), str(st), s, m) for i, t, w, k, a, st, s, m in rows]
+    return [
+        ActionRow(int(i), float(t), str(w), str(k), json.loads(a or "{}"), str(st), s, m)
+        for i, t, w, k, a, st, s, m in rows
+    ]

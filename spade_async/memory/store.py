@@ -120,9 +120,7 @@ async def apply_migrations(
     names = [name for name, _ in migrations]
     if len(set(names)) != len(names):
         raise StoreError(f"duplicate migration names in {names}")
-    await conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
+    await conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
 
     async def applied_names() -> set[str]:
         return {row[0] for row in await conn.execute_fetchall("SELECT name FROM _migrations")}
@@ -130,9 +128,7 @@ async def apply_migrations(
     applied = await applied_names()
     unknown = sorted(applied - set(names))
     if unknown:
-        raise StoreError(
-            f"{where}: written by a newer spade-async (unknown migrations {unknown}); upgrade to open it"
-        )
+        raise StoreError(f"{where}: written by a newer spade-async (unknown migrations {unknown}); upgrade to open it")
     done: list[str] = []
     for name, sql in migrations:
         if name in applied:
@@ -217,18 +213,14 @@ class Store:
     # ---------------------------------------------------------------- lifecycle
 
     @classmethod
-    async def open(
-        cls, path: str | Path, *, migrations: Sequence[tuple[str, str]] | None = None
-    ) -> Store:
+    async def open(cls, path: str | Path, *, migrations: Sequence[tuple[str, str]] | None = None) -> Store:
         """Open (creating the file and its folders) and migrate; ``migrations`` is for tests."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         writer = await _connect(path, query_only=False)
         try:
             # foreign keys off while migrating (SQLite's advice for table rebuilds), on after
-            await apply_migrations(
-                writer, MIGRATIONS if migrations is None else migrations, str(path)
-            )
+            await apply_migrations(writer, MIGRATIONS if migrations is None else migrations, str(path))
             await writer.execute("PRAGMA foreign_keys=ON")
             reader = await _connect(path, query_only=True)
         except BaseException:
@@ -516,9 +508,7 @@ class Store:
                 rows,
             )
 
-    async def episodes(
-        self, *, env_id: str | None = None, step: int | None = None
-    ) -> list[EpisodeRecord]:
+    async def episodes(self, *, env_id: str | None = None, step: int | None = None) -> list[EpisodeRecord]:
         """Episodes of the current run (all runs if none), optionally of one env and/or step."""
         where: list[str] = ["1"]
         params: list[Any] = []
@@ -531,14 +521,10 @@ class Store:
         if step is not None:
             where.append("step = ?")
             params.append(step)
-        rows = await self._fetchall(
-            f"SELECT * FROM episodes WHERE {' AND '.join(where)} ORDER BY id", params
-        )
+        rows = await self._fetchall(f"SELECT * FROM episodes WHERE {' AND '.join(where)} ORDER BY id", params)
         return [_episode_from_row(r) for r in rows]
 
-    async def record_step(
-        self, step: int, adapter_version: int, metrics: dict[str, Any], wall_s: float
-    ) -> None:
+    async def record_step(self, step: int, adapter_version: int, metrics: dict[str, Any], wall_s: float) -> None:
         """Insert or replace the step's metrics row (NaN and inf are stored as JSON null)."""
         run_id = self._need_run()
         text = _dumps(metrics)
@@ -551,9 +537,7 @@ class Store:
 
     async def steps(self) -> list[StepRecord]:
         """Metric rows of the current run, by step."""
-        rows = await self._fetchall(
-            "SELECT * FROM steps WHERE run_id = ? ORDER BY step", (self._need_run(),)
-        )
+        rows = await self._fetchall("SELECT * FROM steps WHERE run_id = ? ORDER BY step", (self._need_run(),))
         return [
             StepRecord(
                 step=r["step"],
@@ -582,10 +566,7 @@ class Store:
             params.append(kind)
         rows = await self._fetchall(sql + " ORDER BY id", params)
         return [
-            EventRecord(
-                step=r["step"], kind=r["kind"], message=r["message"], created_at=r["created_at"]
-            )
-            for r in rows
+            EventRecord(step=r["step"], kind=r["kind"], message=r["message"], created_at=r["created_at"]) for r in rows
         ]
 
     # ---------------------------------------------------------------- checkpoints, resume
@@ -602,9 +583,7 @@ class Store:
     async def checkpoints(self) -> list[tuple[int, str]]:
         """All checkpoints of the current run (of any run if none is current), newest first."""
         if self.run_id is None:
-            rows = await self._fetchall(
-                "SELECT step, path FROM checkpoints ORDER BY created_at DESC, step DESC"
-            )
+            rows = await self._fetchall("SELECT step, path FROM checkpoints ORDER BY created_at DESC, step DESC")
         else:
             rows = await self._fetchall(
                 "SELECT step, path FROM checkpoints WHERE run_id = ? ORDER BY step DESC",
@@ -627,9 +606,7 @@ class Store:
         run_id = self._need_run()
         async with self._tx() as conn:
             for table in ("episodes", "steps", "events", "checkpoints"):
-                await conn.execute(
-                    f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step)
-                )
+                await conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND step > ?", (run_id, step))
             await conn.execute(
                 "DELETE FROM environments WHERE run_id = ? AND created_step > ? "
                 "AND id NOT IN (SELECT env_id FROM episodes)",
@@ -644,14 +621,28 @@ class Store:
             )
             # In-loop evaluations of the replayed steps (spade_async.eval.inloop); its base rows stay.
             await conn.execute(
-                "DELETE FROM evals WHERE run_id = ? AND step > ? AND eval_id LIKE ?", (run_id, step, LOOP_EVAL_PREFIX + "%")
+                "DELETE FROM evals WHERE run_id = ? AND step > ? AND eval_id LIKE ?",
+                (run_id, step, LOOP_EVAL_PREFIX + "%"),
             )
 
     # ---------------------------------------------------------------- evals (spade_async.eval)
 
     EVAL_COLUMNS: tuple[str, ...] = (
-        "eval_id", "step", "model", "adapter", "suite", "task", "metric", "n", "mean", "base_mean",
-        "delta", "ci_low", "ci_high", "n_errors", "seconds",
+        "eval_id",
+        "step",
+        "model",
+        "adapter",
+        "suite",
+        "task",
+        "metric",
+        "n",
+        "mean",
+        "base_mean",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "n_errors",
+        "seconds",
     )
 
     async def record_evals(self, rows: Sequence[dict[str, Any]]) -> None:

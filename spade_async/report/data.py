@@ -95,8 +95,10 @@ def read_run(db: Path) -> RunData:
         if "evals" in queries.table_names(conn):
             data.evals = [shown_eval_row(r) for r in queries.eval_rows(conn)]
         data.steering = read_actions(conn)
-        data.cluster_events = [(None if r["step"] is None else int(r["step"]) + 1, str(r["message"])) for r in
-                               queries.events_of_kind(conn, "cluster")]
+        data.cluster_events = [
+            (None if r["step"] is None else int(r["step"]) + 1, str(r["message"]))
+            for r in queries.events_of_kind(conn, "cluster")
+        ]
     finally:
         conn.close()
     return data

@@ -45,20 +45,30 @@ def _steering(data: RunData) -> list[str]:
     lines = ["## Steering", "", "| # | step | who | request | status | what the run did |", "|---|---|---|---|---|---|"]
     for a in data.steering:
         step = "-" if a.step is None else str(a.step + 1)
-        lines.append(f"| {a.id} | {step} | {_cell(a.who)} | {_cell(a.summary)} | {a.status} | {_cell(a.message or '')} |")
+        lines.append(
+            f"| {a.id} | {step} | {_cell(a.who)} | {_cell(a.summary)} | {a.status} | {_cell(a.message or '')} |"
+        )
     return [*lines, ""]
 
 
 def summary(data: RunData, run_dir: Path) -> str:
-    lines = [f"# Run report: {terminal_safe(data.name)}", "",
-             f"- folder: `{terminal_safe(run_dir)}`", f"- status: {terminal_safe(data.status)}",
-             f"- steps recorded: {len(data.steps)}; episodes: {data.episodes}; "
-             f"checkpoints: {_checkpoints(data, run_dir)}", ""]
+    lines = [
+        f"# Run report: {terminal_safe(data.name)}",
+        "",
+        f"- folder: `{terminal_safe(run_dir)}`",
+        f"- status: {terminal_safe(data.status)}",
+        f"- steps recorded: {len(data.steps)}; episodes: {data.episodes}; checkpoints: {_checkpoints(data, run_dir)}",
+        "",
+    ]
     if data.steps:
         k = max(1, len(data.steps) // 4)
         lines += ["| metric | first quarter | last quarter |", "|---|---|---|"]
-        for key, label in (("agent_return_mean", "agent return"), ("regret_mean", "regret"),
-                           ("learnable_fraction", "learnable fraction"), ("valid_fraction", "valid fraction")):
+        for key, label in (
+            ("agent_return_mean", "agent return"),
+            ("regret_mean", "regret"),
+            ("learnable_fraction", "learnable fraction"),
+            ("valid_fraction", "valid fraction"),
+        ):
             series = data.series(key)
             lines.append(f"| {label} | {_f(_mean_of(series[:k]))} | {_f(_mean_of(series[-k:]))} |")
         lines.append("")
@@ -66,12 +76,17 @@ def summary(data: RunData, run_dir: Path) -> str:
     rows = eval_headlines(data)
     lines += ["## Held-out evaluation", ""]
     if rows:
-        lines += ["| model | suite | metric | n | base | model | delta | 95% interval |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "| model | suite | metric | n | base | model | delta | 95% interval |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in rows:
             interval = f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]"
             model, suite, metric = (terminal_safe(r[key]) for key in ("model", "suite", "metric"))
-            lines.append(f"| {model} | {suite} | {metric} | {r['n']} | {_f(r['base_mean'])} | "
-                         f"{_f(r['mean'])} | {_f(r['delta'], True)} | {interval} |")
+            lines.append(
+                f"| {model} | {suite} | {metric} | {r['n']} | {_f(r['base_mean'])} | "
+                f"{_f(r['mean'])} | {_f(r['delta'], True)} | {interval} |"
+            )
     else:
         lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")
     lines.append("")

@@ -32,8 +32,11 @@ SIZE = (8.0, 4.0)
 DPI = 100
 PIXELS = (int(SIZE[0] * DPI), int(SIZE[1] * DPI))
 """(width, height) of every PNG."""
-BANDS = (("band_too_hard", "too hard", "#c0392b"), ("band_in_band", "in band", "#27ae60"),
-         ("band_too_easy", "too easy", "#2980b9"))
+BANDS = (
+    ("band_too_hard", "too hard", "#c0392b"),
+    ("band_in_band", "in band", "#27ae60"),
+    ("band_too_easy", "too easy", "#2980b9"),
+)
 """The bands of the live environments. ``band_invalid`` (designs rejected at the last
 generation) is not among them: a rejected design never goes live."""
 
@@ -66,13 +69,22 @@ def _unit_ylim(ax: Axes, values: list[float]) -> None:
     ax.set_ylim(lo, hi)
 
 
-def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str, *, unit: bool = True,
-           why_empty: str = "not measured in this run") -> None:
+def _lines(
+    ax: Axes,
+    data: RunData,
+    series: list[tuple[str, str]],
+    ylabel: str,
+    *,
+    unit: bool = True,
+    why_empty: str = "not measured in this run",
+) -> None:
     drawn: list[float] = []
     for i, (key, label) in enumerate(series):
         xs, ys = _finite(data.steps, data.series(key))
         if xs:
-            style: dict[str, Any] = dict(STYLES[i % len(STYLES)]) if len(series) > 1 else {"marker": "o", "markersize": 3}
+            style: dict[str, Any] = (
+                dict(STYLES[i % len(STYLES)]) if len(series) > 1 else {"marker": "o", "markersize": 3}
+            )
             if len(xs) >= 30:
                 style["marker"] = None
             ax.plot(xs, ys, label=label, **style)
@@ -92,7 +104,7 @@ def _lines(ax: Axes, data: RunData, series: list[tuple[str, str]], ylabel: str, 
 def regret_not_measured(data: RunData) -> str | None:
     """Why the run has no regret to show (None when it measures regret)."""
     if data.mode == "fixed":
-        return "regret does not apply: a fixed-pool run has no designer to reward (selfplay.mode = \"fixed\")"
+        return 'regret does not apply: a fixed-pool run has no designer to reward (selfplay.mode = "fixed")'
     if data.hinted_plays == 0:
         return "regret not measured: selfplay.hinted_plays = 0 (no hinted plays)"
     return None
@@ -113,8 +125,16 @@ def plot_regret(ax: Axes, data: RunData) -> None:
         ax.set_ylim(*UNIT_RANGE)
         _empty(ax, why)
         return
-    _lines(ax, data, [("regret_mean", "regret (clipped, scaled)"), ("hint_return_mean", "hinted arm return"),
-                      ("plain_return_mean", "plain arm return")], "regret / mean return")
+    _lines(
+        ax,
+        data,
+        [
+            ("regret_mean", "regret (clipped, scaled)"),
+            ("hint_return_mean", "hinted arm return"),
+            ("plain_return_mean", "plain arm return"),
+        ],
+        "regret / mean return",
+    )
 
 
 def plot_return(ax: Axes, data: RunData) -> None:
@@ -135,7 +155,9 @@ def plot_bands(ax: Axes, data: RunData) -> None:
         _empty(ax, "not measured in this run")
         return
     shares = [[c / t if t else 0.0 for c, t in zip(row, totals, strict=True)] for row in counts]
-    ax.stackplot(data.steps, shares, labels=[label for _, label, _ in BANDS], colors=[c for _, _, c in BANDS], alpha=0.85)
+    ax.stackplot(
+        data.steps, shares, labels=[label for _, label, _ in BANDS], colors=[c for _, _, c in BANDS], alpha=0.85
+    )
     ax.set_xlabel("step")
     ax.set_ylabel("share")
     ax.set_ylim(0, 1)
@@ -158,8 +180,10 @@ def plot_valid_by_skill(ax: Axes, data: RunData) -> None:
 
 def plot_diversity(ax: Axes, data: RunData) -> None:
     ax.set_title("diversity: Vendi score / number of live environments")
-    ratio = [v / n if n and not math.isnan(n) and n > 0 else math.nan
-             for v, n in zip(data.series("env_diversity"), data.series("n_envs"), strict=True)]
+    ratio = [
+        v / n if n and not math.isnan(n) and n > 0 else math.nan
+        for v, n in zip(data.series("env_diversity"), data.series("n_envs"), strict=True)
+    ]
     xs, ys = _finite(data.steps, ratio)
     if not xs:
         _empty(ax, "not measured in this run")

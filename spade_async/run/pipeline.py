@@ -69,7 +69,6 @@ HEARTBEAT_EVERY_S = 10.0
 """How often a running pipeline stamps ``runs.heartbeat_at`` (the TUI flags a stale one)."""
 
 
-
 @dataclass
 class Batch:
     """One step's rollouts, ready for the learner."""
@@ -120,10 +119,19 @@ class Pipeline:
             n_agent_samples_per_env=self.sp.plays,
         )
         self.generator = EnvGenerator(
-            cfg, engine=engine, pool=pool, store=store, corpus=corpus, curriculum=self.curriculum, seeds=seeds, embedder=embedder,
+            cfg,
+            engine=engine,
+            pool=pool,
+            store=store,
+            corpus=corpus,
+            curriculum=self.curriculum,
+            seeds=seeds,
+            embedder=embedder,
             report=report if "console" in cfg.log.backends else None,
         )
-        self.steering = Steering(cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats)
+        self.steering = Steering(
+            cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats
+        )
         """Queued steering actions (retire, pin, inject, band, designer share), applied between steps."""
         self.stale_dropped = 0
         self.audit_rng = random.Random(secrets.randbits(64))
@@ -138,12 +146,23 @@ class Pipeline:
         self._unsaved: Batch | None = None
         """The last consumed batch when no checkpoint covers it yet (written on a clean stop)."""
         self.trackers = make_sinks(
-            cfg.log.backends, run_dir=run_dir, project=cfg.log.project or cfg.run.name, name=cfg.run.name,
+            cfg.log.backends,
+            run_dir=run_dir,
+            project=cfg.log.project or cfg.run.name,
+            name=cfg.run.name,
             config=cfg.model_dump(mode="json"),
         )
         """TensorBoard / trackio / W&B sinks selected in log.backends (console and jsonl are below)."""
-        self.loop_eval = InLoopEval(cfg, engine=engine, pool=pool, store=store, run_dir=run_dir, report=report,
-                                    sinks=lambda: self.trackers, gate=lambda: self.paused.wait())
+        self.loop_eval = InLoopEval(
+            cfg,
+            engine=engine,
+            pool=pool,
+            store=store,
+            run_dir=run_dir,
+            report=report,
+            sinks=lambda: self.trackers,
+            gate=lambda: self.paused.wait(),
+        )
         """Held-out evaluation every ``eval.every`` steps, beside the two stages (spade_async.eval.inloop)."""
 
     # -- control (TUI / signals) ---------------------------------------------------
@@ -160,12 +179,14 @@ class Pipeline:
     # -- snapshot ---------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """A deep copy: the producer keeps mutating the live set after sending the batch."""
-        return copy.deepcopy({
-            "curriculum": self.curriculum.state(),
-            "corpus": self.corpus.state(),
-            "engine_rng": self.engine.rng_state(),
-            "stale_dropped": self.stale_dropped,
-        })
+        return copy.deepcopy(
+            {
+                "curriculum": self.curriculum.state(),
+                "corpus": self.corpus.state(),
+                "engine_rng": self.engine.rng_state(),
+                "stale_dropped": self.stale_dropped,
+            }
+        )
 
     def restore(self, snap: dict[str, Any]) -> None:
         self.curriculum.load_state(snap["curriculum"])
@@ -199,7 +220,9 @@ class Pipeline:
                     source=env.code,
                     seed=seed,
                     hint=env.hint if hinted else None,
-                    sampling=replace(sampling, seed=self._sampling_seed(seed, hinted)) if self.sp.seeded_sampling else sampling,
+                    sampling=replace(sampling, seed=self._sampling_seed(seed, hinted))
+                    if self.sp.seeded_sampling
+                    else sampling,
                     max_turns=self.sp.max_turns,
                     max_context_tokens=agent_context_budget(self.sp.max_context_tokens, self.engine.max_model_len),
                     no_action_penalty=self.sp.no_action_penalty,
@@ -213,8 +236,14 @@ class Pipeline:
             """After a real play of ``env``, one audit play paced like it (spade_async.admission.audit)."""
             await played_once[env.env_id].wait()
             async with self.play_limiter:
-                reason = await audit_play(self.pool, env.code, env.promise(), rng=self.audit_rng,
-                                          domain=self.sp.domain, pace_s=turn_s.get(env.env_id, 0.0))
+                reason = await audit_play(
+                    self.pool,
+                    env.code,
+                    env.promise(),
+                    rng=self.audit_rng,
+                    domain=self.sp.domain,
+                    pace_s=turn_s.get(env.env_id, 0.0),
+                )
             if reason is not None:
                 failures[env.env_id] = reason
 
@@ -281,7 +310,9 @@ class Pipeline:
     def _checkpoint_due(self, step: int) -> bool:
         return (step + 1) % self.cfg.run.checkpoint_every == 0 or step + 1 >= self.cfg.run.max_steps
 
-    async def _score_plays(self, step: int, played: list[tuple[LiveEnv, Episode]]) -> tuple[list[TrainSample], dict[str, float]]:
+    async def _score_plays(
+        self, step: int, played: list[tuple[LiveEnv, Episode]]
+    ) -> tuple[list[TrainSample], dict[str, float]]:
         ok = [(env, ep) for env, ep in played if ep.error is None]
         for env, ep in played:
             if ep.error is not None:
@@ -291,13 +322,24 @@ class Pipeline:
             self.curriculum.record(step, env.env_id, ep.hinted, ep.outcome)
         await self.store.record_episodes(
             [
-                EpisodeRecord(step=step, env_id=env.env_id, adapter_version=ep.adapter_version, hinted=ep.hinted, outcome=ep.outcome, turns=ep.turns, truncated=ep.truncated, transcript=ep.transcript)
+                EpisodeRecord(
+                    step=step,
+                    env_id=env.env_id,
+                    adapter_version=ep.adapter_version,
+                    hinted=ep.hinted,
+                    outcome=ep.outcome,
+                    turns=ep.turns,
+                    truncated=ep.truncated,
+                    transcript=ep.transcript,
+                )
                 for env, ep in ok
             ]
         )
         for env in self.curriculum.live:
             await self.generator.write_stats(env, step, "active", None)
-        samples, zero_variance = agent_samples([Play(env.env_id, ep) for env, ep in ok], self.cfg.engine.agent.temperature)
+        samples, zero_variance = agent_samples(
+            [Play(env.env_id, ep) for env, ep in ok], self.cfg.engine.agent.temperature
+        )
         metrics = step_play_metrics(
             [(env.plain.get(step, []), env.hinted.get(step, [])) for env in self.curriculum.live],
             regret_scale=self.sp.regret_scale,
@@ -331,7 +373,9 @@ class Pipeline:
         dropped = len(batch.samples) - len(fresh)
         if dropped:
             self.stale_dropped += dropped
-            await self.store.record_event(batch.step, "stale_drop", f"dropped {dropped} samples older than the staleness bound")
+            await self.store.record_event(
+                batch.step, "stale_drop", f"dropped {dropped} samples older than the staleness bound"
+            )
         if not self.sp.train_designer:
             fresh = [s for s in fresh if s.role == "agent"]
         if self.learner is not None and fresh:
@@ -349,7 +393,9 @@ class Pipeline:
         metrics["adapter_version"] = float(self.engine.adapter_version)
         metrics["time_learn_s"] = time.perf_counter() - t0
         metrics["samples_offered"] = float(len(fresh))
-        await self.store.record_step(batch.step, self.engine.adapter_version, metrics, wall_s=time.perf_counter() - batch.started)
+        await self.store.record_step(
+            batch.step, self.engine.adapter_version, metrics, wall_s=time.perf_counter() - batch.started
+        )
         if self.checkpointer is not None and self._checkpoint_due(batch.step):
             await self.checkpointer(batch.step, batch.snapshot)
             self._unsaved = None
@@ -445,8 +491,10 @@ class Pipeline:
                         scope.cancel()  # second Ctrl-C: stop now; the last checkpoint stands
                         return
                     # async mode: the producer's step in flight is finished and trained too (nothing wasted)
-                    self.report("stopping after the current step, and the next one if its rollouts are under way "
-                                "(Ctrl-C again to stop now)")
+                    self.report(
+                        "stopping after the current step, and the next one if its rollouts are under way "
+                        "(Ctrl-C again to stop now)"
+                    )
                     self.request_stop()
         except (NotImplementedError, ValueError, RuntimeError):  # not the main thread (tests, TUI worker)
             await anyio.sleep_forever()

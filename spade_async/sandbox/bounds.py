@@ -76,8 +76,9 @@ def check_value(value: Any, what: str) -> None:
         for child in children:
             if isinstance(child, str):
                 if len(child) > MAX_STRING_CHARS:
-                    raise ReplyOutOfBounds(f"{what} holds a string of {len(child)} characters "
-                                           f"(limit {MAX_STRING_CHARS})")
+                    raise ReplyOutOfBounds(
+                        f"{what} holds a string of {len(child)} characters (limit {MAX_STRING_CHARS})"
+                    )
             elif isinstance(child, (dict, list, tuple)):
                 stack.append((child, depth + 1))
 

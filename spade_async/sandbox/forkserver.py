@@ -92,8 +92,14 @@ def _package_root() -> str:
 
 
 def _scrubbed_env() -> dict[str, str]:
-    return {"PATH": os.defpath, "LANG": "C.UTF-8", "PYTHONPATH": _package_root(), "PYTHONDONTWRITEBYTECODE": "1",
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return {
+        "PATH": os.defpath,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": _package_root(),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 def _log_tail(path: str) -> str:
@@ -106,8 +112,9 @@ def _log_tail(path: str) -> str:
 class ForkServer:
     """One running zygote and the control socket to it; spawn/reap calls are serialised."""
 
-    def __init__(self, process: Process, control: socket.socket, netns: str, base: str,
-                 uid_lock: socket.socket | None) -> None:
+    def __init__(
+        self, process: Process, control: socket.socket, netns: str, base: str, uid_lock: socket.socket | None
+    ) -> None:
         self.process = process
         self.control = control
         self.netns = netns
@@ -132,13 +139,28 @@ class ForkServer:
     async def _start(cls, base: str, uid_base: int, uid_lock: socket.socket | None, namespaces: bool) -> ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         log_path = os.path.join(base, "zygote.log")
-        cmd = [sys.executable, "-s", "-m", "spade_async.sandbox.child.zygote",
-               str(theirs.fileno()), str(os.getpid()), base, str(uid_base), "1" if namespaces else "0"]
+        cmd = [
+            sys.executable,
+            "-s",
+            "-m",
+            "spade_async.sandbox.child.zygote",
+            str(theirs.fileno()),
+            str(os.getpid()),
+            base,
+            str(uid_base),
+            "1" if namespaces else "0",
+        ]
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             process = await anyio.open_process(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log_fd, cwd=base,
-                env=_scrubbed_env(), pass_fds=(theirs.fileno(),), start_new_session=True,
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log_fd,
+                cwd=base,
+                env=_scrubbed_env(),
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
             )
         finally:
             os.close(log_fd)
@@ -200,9 +222,16 @@ class ForkServer:
         except (OSError, ValueError, SandboxError):
             pid = -1
         # pid -1: it already died; it is still handed out and its first call reports how it ended
-        return Spawned(pid=pid, zpid=reply.pid, uid=reply.uid, workdir=reply.workdir, sock=sock, pidfd=fds[1],
-                       workdir_fd=fds[2] if reply.disk_quota else None, server=self)
-
+        return Spawned(
+            pid=pid,
+            zpid=reply.pid,
+            uid=reply.uid,
+            workdir=reply.workdir,
+            sock=sock,
+            pidfd=fds[1],
+            workdir_fd=fds[2] if reply.disk_quota else None,
+            server=self,
+        )
 
     async def reap(self, pid: int, limit_s: float) -> int | None:
         """Wait status of a dead child (the zygote also deletes its workdir)."""

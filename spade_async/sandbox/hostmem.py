@@ -39,7 +39,9 @@ def budget_warning(max_children: int, memory_mib: int, available: int | None) ->
     budget = max_children * memory_mib * MIB
     if available is None or budget <= available:
         return None
-    return (f"sandbox memory budget: up to {max_children} env children x {memory_mib} MiB address space = "
-            f"{budget / (1 << 30):.1f} GiB, more than the {available / (1 << 30):.1f} GiB this host has available. "
-            "Under memory pressure the kernel kills env children first (oom_score_adj 1000), but lower "
-            "sandbox.max_children or sandbox.memory_mib so that they fit.")
+    return (
+        f"sandbox memory budget: up to {max_children} env children x {memory_mib} MiB address space = "
+        f"{budget / (1 << 30):.1f} GiB, more than the {available / (1 << 30):.1f} GiB this host has available. "
+        "Under memory pressure the kernel kills env children first (oom_score_adj 1000), but lower "
+        "sandbox.max_children or sandbox.memory_mib so that they fit."
+    )

@@ -31,8 +31,16 @@ LEVEL_LAYERS: dict[str, tuple[str, ...]] = {
 }
 
 ALL_LAYERS: tuple[str, ...] = (
-    "process", "rlimits", "seccomp", "landlock", "uid", "landlock_net", "landlock_scope", "namespaces",
-    "disk_quota", "priority",
+    "process",
+    "rlimits",
+    "seccomp",
+    "landlock",
+    "uid",
+    "landlock_net",
+    "landlock_scope",
+    "namespaces",
+    "disk_quota",
+    "priority",
 )
 """Every layer reported; the last five are extras that no level requires."""
 
@@ -83,26 +91,38 @@ class IsolationReport:
 
     def explain(self, wanted: str) -> str:
         """Why the achieved level is below ``wanted``, one clause per missing layer."""
-        gaps = "; ".join(f"{name} ({HINTS[name]}" + (f"; error: {self.notes[name]}" if name in self.notes else "")
-                         + ")" for name in self.missing_for(wanted))
-        return (f"sandbox isolation on this host is {self.level!r}, below sandbox.min_isolation = {wanted!r}: "
-                f"missing layer(s): {gaps}. Generated code will not be run. To accept this host anyway, "
-                f"lower the minimum explicitly: min_isolation = \"{self.level}\" under [sandbox] in the config "
-                "(docs/sandbox.md lists what each layer stops).")
+        gaps = "; ".join(
+            f"{name} ({HINTS[name]}" + (f"; error: {self.notes[name]}" if name in self.notes else "") + ")"
+            for name in self.missing_for(wanted)
+        )
+        return (
+            f"sandbox isolation on this host is {self.level!r}, below sandbox.min_isolation = {wanted!r}: "
+            f"missing layer(s): {gaps}. Generated code will not be run. To accept this host anyway, "
+            f'lower the minimum explicitly: min_isolation = "{self.level}" under [sandbox] in the config '
+            "(docs/sandbox.md lists what each layer stops)."
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"level": self.level, "layers": dict(self.layers), "missing": self.missing, "checks": dict(self.checks),
-                "notes": dict(self.notes)}
+        return {
+            "level": self.level,
+            "layers": dict(self.layers),
+            "missing": self.missing,
+            "checks": dict(self.checks),
+            "notes": dict(self.notes),
+        }
 
 
-def from_probe(applied: dict[str, bool], checks: dict[str, bool], namespaces: bool,
-               notes: dict[str, str] | None = None) -> IsolationReport:
+def from_probe(
+    applied: dict[str, bool], checks: dict[str, bool], namespaces: bool, notes: dict[str, str] | None = None
+) -> IsolationReport:
     """Combine what the canary child applied with what its attacks showed (fail closed)."""
     layers = {name: bool(applied.get(name, False)) for name in ALL_LAYERS}
     layers["seccomp"] = layers["seccomp"] and all(
-        checks.get(name, False) for name in ("fork_denied", "socket_denied", "sysv_ipc_denied", "pdeathsig_locked"))
-    layers["landlock"] = (layers["landlock"] and checks.get("read_outside_denied", False)
-                          and checks.get("write_outside_denied", False))
+        checks.get(name, False) for name in ("fork_denied", "socket_denied", "sysv_ipc_denied", "pdeathsig_locked")
+    )
+    layers["landlock"] = (
+        layers["landlock"] and checks.get("read_outside_denied", False) and checks.get("write_outside_denied", False)
+    )
     layers["uid"] = layers["uid"] and checks.get("not_root", False)
     layers["namespaces"] = namespaces
     return IsolationReport(layers=layers, checks=dict(checks), notes=dict(notes or {}))

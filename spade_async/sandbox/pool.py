@@ -60,8 +60,16 @@ from spade_async.sandbox.protocol import (
 )
 
 __all__ = [
-    "EnvCrashed", "EnvProtocolError", "EnvTimeout", "IsolationReport", "IsolationTooLow", "RewardOutOfRange",
-    "SandboxError", "SandboxPool", "SandboxedEnv", "StepResult",
+    "EnvCrashed",
+    "EnvProtocolError",
+    "EnvTimeout",
+    "IsolationReport",
+    "IsolationTooLow",
+    "RewardOutOfRange",
+    "SandboxError",
+    "SandboxPool",
+    "SandboxedEnv",
+    "StepResult",
 ]
 
 KILL_WAIT_S = 5.0
@@ -97,8 +105,12 @@ def describe_status(status: int | None) -> str:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        extra = {"SIGXCPU": " (CPU time limit)", "SIGSEGV": " (segfault, e.g. C-level recursion)",
-                 "SIGXFSZ": " (file size limit)", "SIGKILL": ""}.get(name, "")
+        extra = {
+            "SIGXCPU": " (CPU time limit)",
+            "SIGSEGV": " (segfault, e.g. C-level recursion)",
+            "SIGXFSZ": " (file size limit)",
+            "SIGKILL": "",
+        }.get(name, "")
         return f"killed by {name}{extra}"
     code = os.WEXITSTATUS(status)
     return f"exit status {code}" + (f" ({EXIT_MEANINGS[code]})" if code in EXIT_MEANINGS else "")
@@ -147,8 +159,10 @@ class SandboxedEnv:
             raise EnvProtocolError(f"step() returned a non-finite reward {reply.reward!r}")
         if not REWARD_RANGE[0] <= reply.reward <= REWARD_RANGE[1]:
             await self._fail(f"reward {reply.reward!r} out of range")
-            raise RewardOutOfRange(f"step() returned reward {reply.reward!r}; rewards must lie in "
-                                   f"[{REWARD_RANGE[0]:g}, {REWARD_RANGE[1]:g}] (an environment error, not a win)")
+            raise RewardOutOfRange(
+                f"step() returned reward {reply.reward!r}; rewards must lie in "
+                f"[{REWARD_RANGE[0]:g}, {REWARD_RANGE[1]:g}] (an environment error, not a win)"
+            )
         return StepResult(reply.obs, reply.reward, reply.terminated, reply.truncated, reply.info, reply.output)
 
     async def solution(self) -> list[str] | None:
@@ -198,8 +212,10 @@ class SandboxedEnv:
             self.idle_cpu_s += max(self._cpu_s() - self._replied_cpu, 0.0)
             if self.idle_cpu_s > self._pool.cfg.idle_cpu_s:
                 await self._fail("CPU use between calls")
-                raise EnvCrashed(f"{op}(): the env used {self.idle_cpu_s:.2f} s of CPU between calls (limit "
-                                 f"{self._pool.cfg.idle_cpu_s:g} s); it must do nothing while waiting for an action")
+                raise EnvCrashed(
+                    f"{op}(): the env used {self.idle_cpu_s:.2f} s of CPU between calls (limit "
+                    f"{self._pool.cfg.idle_cpu_s:g} s); it must do nothing while waiting for an action"
+                )
             await self._check_budget(op, "")
         self._next_id += 1
         data = encode(Request(id=self._next_id, op=op, **fields)) + b"\n"
@@ -225,8 +241,9 @@ class SandboxedEnv:
             raise EnvProtocolError(f"{op}(): malformed reply from the env process ({exc})") from None
         except Exception as exc:  # anything else while decoding one env's reply (RecursionError ...)
             await self._fail("undecodable reply")
-            raise EnvProtocolError(f"{op}(): the env process sent a reply that cannot be decoded "
-                                   f"({type(exc).__name__})") from None
+            raise EnvProtocolError(
+                f"{op}(): the env process sent a reply that cannot be decoded ({type(exc).__name__})"
+            ) from None
         except BaseException:  # cancelled from outside: the stream state is unknown
             await self._fail("cancelled")
             raise
@@ -241,7 +258,9 @@ class SandboxedEnv:
             await self._check_budget(op, reply.output)
         if reply.id != self._next_id:
             await self._fail("forged reply")
-            raise EnvProtocolError(f"{op}(): reply id {reply.id} does not match request {self._next_id} (forged reply?)")
+            raise EnvProtocolError(
+                f"{op}(): reply id {reply.id} does not match request {self._next_id} (forged reply?)"
+            )
         if not reply.ok:
             await self._fail(reply.error)
             kind = EnvCrashed if reply.kind == "env_error" else EnvProtocolError
@@ -366,7 +385,7 @@ def _sweep_stale_base_dirs() -> None:
     except OSError:
         return
     for name in names:
-        owner = name[len(BASE_PREFIX):].split("-", 1)[0]
+        owner = name[len(BASE_PREFIX) :].split("-", 1)[0]
         if not name.startswith(BASE_PREFIX) or not owner.isdigit():
             continue
         folder = os.path.join(root, name)
@@ -404,8 +423,9 @@ def _make_base_dir() -> str:
 class SandboxPool:
     """Zygote + probe + a bound on live children. Start with ``await SandboxPool.start(cfg)``."""
 
-    def __init__(self, cfg: SandboxConfig, server: ForkServer, base: str, disable: frozenset[str],
-                 namespaces: bool) -> None:
+    def __init__(
+        self, cfg: SandboxConfig, server: ForkServer, base: str, disable: frozenset[str], namespaces: bool
+    ) -> None:
         self.cfg = cfg
         self._server = server
         self._base = base
@@ -415,8 +435,9 @@ class SandboxPool:
         self._warm: list[Spawned] = []
         """Children forked and hardened ahead of need, already handed to us by the zygote."""
         self._unreaped: list[Spawned] = []
-        self._layers = tuple(name for name in ("rlimits", "priority", "uid", "landlock", "seccomp")
-                             if name not in disable)
+        self._layers = tuple(
+            name for name in ("rlimits", "priority", "uid", "landlock", "seccomp") if name not in disable
+        )
         self._require: tuple[str, ...] = ()
         self._restart_lock = anyio.Lock()
         self.restarts = 0
@@ -428,8 +449,9 @@ class SandboxPool:
         """What the start-up checks found worth saying (the memory budget against the host's)."""
 
     @classmethod
-    async def start(cls, cfg: SandboxConfig, *, disable: frozenset[str] = frozenset(),
-                    namespaces: bool = True) -> SandboxPool:
+    async def start(
+        cls, cfg: SandboxConfig, *, disable: frozenset[str] = frozenset(), namespaces: bool = True
+    ) -> SandboxPool:
         """Start the zygote and probe the host; raises IsolationTooLow below ``cfg.min_isolation``.
 
         ``disable`` switches layers off (tests, benchmarks); ``namespaces`` lets the zygote
@@ -453,8 +475,9 @@ class SandboxPool:
                 raise IsolationTooLow(pool.isolation.explain(cfg.min_isolation))
             pool._require = tuple(n for n in pool._layers if pool.isolation.layers.get(n))
             if cfg.warm_children:
-                await server.request(ZygoteRequest(op="warm", spec=pool._spec(), warm=cfg.warm_children),
-                                     cfg.spawn_timeout_s)
+                await server.request(
+                    ZygoteRequest(op="warm", spec=pool._spec(), warm=cfg.warm_children), cfg.spawn_timeout_s
+                )
                 await pool._refill()
         except BaseException:
             await pool.aclose()
@@ -471,14 +494,24 @@ class SandboxPool:
             await env.aclose()
         own_netns = os.readlink("/proc/self/ns/net")
         checks = {k: bool(v) for k, v in reply.info.items()}
-        return from_probe(reply.layers, checks, namespaces=bool(self._server.netns) and self._server.netns != own_netns,
-                          notes=reply.notes)
+        return from_probe(
+            reply.layers,
+            checks,
+            namespaces=bool(self._server.netns) and self._server.netns != own_netns,
+            notes=reply.notes,
+        )
 
     def _spec(self) -> ChildSpec:
         cfg = self.cfg
-        return ChildSpec(memory_mib=cfg.memory_mib, cpu_seconds=cfg.cpu_seconds, max_reply_bytes=cfg.max_reply_bytes,
-                         layers=self._layers, require=self._require, disk_mib=cfg.disk_mib,
-                         disk_inodes=cfg.disk_inodes)
+        return ChildSpec(
+            memory_mib=cfg.memory_mib,
+            cpu_seconds=cfg.cpu_seconds,
+            max_reply_bytes=cfg.max_reply_bytes,
+            layers=self._layers,
+            require=self._require,
+            disk_mib=cfg.disk_mib,
+            disk_inodes=cfg.disk_inodes,
+        )
 
     async def _live_server(self) -> ForkServer:
         """The running fork-server; a dead one is replaced (bounded, recorded in ``events``)."""
@@ -488,8 +521,10 @@ class SandboxPool:
             if self._server.alive:
                 return self._server
             if self.restarts >= MAX_RESTARTS:
-                raise SandboxError(f"the sandbox fork-server died {self.restarts + 1} times; not restarting it again "
-                                   "(see zygote.log in the sandbox folder)")
+                raise SandboxError(
+                    f"the sandbox fork-server died {self.restarts + 1} times; not restarting it again "
+                    "(see zygote.log in the sandbox folder)"
+                )
             await self._server.aclose(kill=True)
             self.restarts += 1
             event = f"fork-server restarted ({self.restarts}/{MAX_RESTARTS}) after it stopped answering"
@@ -504,8 +539,9 @@ class SandboxPool:
             spawned = self._take_warm() if warm is None else None
             if spawned is None:
                 server = await self._live_server()
-                spawned = await server.spawn(self._spec(), self.cfg.spawn_timeout_s,
-                                             self.cfg.warm_children if warm is None else warm)
+                spawned = await server.spawn(
+                    self._spec(), self.cfg.spawn_timeout_s, self.cfg.warm_children if warm is None else warm
+                )
         except BaseException:
             self._slots.release()
             raise
@@ -530,8 +566,9 @@ class SandboxPool:
                 spawned = self._unreaped.pop()
                 await self._server_reap(spawned)
             while len(self._warm) < self.cfg.warm_children and self._server.alive:
-                self._warm.append(await self._server.spawn(self._spec(), self.cfg.spawn_timeout_s,
-                                                           self.cfg.warm_children))
+                self._warm.append(
+                    await self._server.spawn(self._spec(), self.cfg.spawn_timeout_s, self.cfg.warm_children)
+                )
         except SandboxError as exc:
             log.warning("sandbox: could not fork a warm child: %s", exc)
 
@@ -594,6 +631,7 @@ class SandboxPool:
     async def __aenter__(self) -> SandboxPool:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.aclose()

@@ -141,7 +141,9 @@ class Retired:
 class Curriculum:
     """Skill rotation + live environments + pending designs, with exact save/restore."""
 
-    def __init__(self, cfg: SelfPlayConfig, seed: int, designer_temperature: float, n_agent_samples_per_env: int) -> None:
+    def __init__(
+        self, cfg: SelfPlayConfig, seed: int, designer_temperature: float, n_agent_samples_per_env: int
+    ) -> None:
         self.cfg = cfg
         self.rng = random.Random(seed)
         self.designer_temperature = designer_temperature
@@ -257,8 +259,13 @@ class Curriculum:
         played = DesignerCandidate(skill, False) if why else env.candidate()
         if env.design.attempts > 1:
             first = "its first attempt failed validation (admitted after a repair turn)"
-            return ScoredDesign(env.design, DesignerCandidate(skill, False), env.env_id,
-                                f"{first}; {why}" if why else first, env_candidate=played)
+            return ScoredDesign(
+                env.design,
+                DesignerCandidate(skill, False),
+                env.env_id,
+                f"{first}; {why}" if why else first,
+                env_candidate=played,
+            )
         return ScoredDesign(env.design, played, env.env_id, why)
 
     def retire(self) -> Retired:
@@ -271,6 +278,7 @@ class Curriculum:
         generation = self.live + self.retired_early + self.expelled
         scored = [self.score_design(e) for e in generation if e.design is not None]
         scored += [ScoredDesign(d, DesignerCandidate(d.job.skill, False), None) for d in self.rejected]
+
         def rewards_of(candidates: list[DesignerCandidate]) -> list[float]:
             return designer_rewards(
                 candidates,

@@ -116,12 +116,17 @@ def example_from_data(data: Any) -> Example:
 
 
 def design_job_to_data(j: DesignJob) -> dict[str, Any]:
-    return _to_data(j, DesignJob, {"doc": document_to_data, "parent": env_record_to_data, "examples": _many(example_to_data)})
+    return _to_data(
+        j, DesignJob, {"doc": document_to_data, "parent": env_record_to_data, "examples": _many(example_to_data)}
+    )
 
 
 def design_job_from_data(data: Any) -> DesignJob:
-    return _from_data(DesignJob, data, {"doc": document_from_data, "parent": env_record_from_data,
-                                        "examples": _many(example_from_data)})
+    return _from_data(
+        DesignJob,
+        data,
+        {"doc": document_from_data, "parent": env_record_from_data, "examples": _many(example_from_data)},
+    )
 
 
 def promise_to_data(p: Promise) -> dict[str, Any]:
@@ -129,11 +134,15 @@ def promise_to_data(p: Promise) -> dict[str, Any]:
 
 
 def promise_from_data(data: Any) -> Promise:
-    return _from_data(Promise, data, {
-        "seed": int,
-        "actions": lambda actions: tuple(str(a) for a in actions),
-        "answers": lambda answers: tuple((str(o), float(r), bool(t), bool(u)) for o, r, t, u in answers),
-    })
+    return _from_data(
+        Promise,
+        data,
+        {
+            "seed": int,
+            "actions": lambda actions: tuple(str(a) for a in actions),
+            "answers": lambda answers: tuple((str(o), float(r), bool(t), bool(u)) for o, r, t, u in answers),
+        },
+    )
 
 
 def validation_to_data(v: ValidationResult) -> dict[str, Any]:
@@ -145,12 +154,17 @@ def validation_from_data(data: Any) -> ValidationResult:
 
 
 def design_to_data(d: Design) -> dict[str, Any]:
-    return _to_data(d, Design, {"job": design_job_to_data, "completion": completion_to_data, "validation": validation_to_data})
+    return _to_data(
+        d, Design, {"job": design_job_to_data, "completion": completion_to_data, "validation": validation_to_data}
+    )
 
 
 def design_from_data(data: Any) -> Design:
-    return _from_data(Design, data, {"job": design_job_from_data, "completion": completion_from_data,
-                                     "validation": validation_from_data})
+    return _from_data(
+        Design,
+        data,
+        {"job": design_job_from_data, "completion": completion_from_data, "validation": validation_from_data},
+    )
 
 
 def _outcomes_to_data(per_step: dict[int, list[float]]) -> dict[str, list[float]]:
@@ -166,7 +180,9 @@ def live_env_to_data(e: LiveEnv) -> dict[str, Any]:
 
 
 def live_env_from_data(data: Any) -> LiveEnv:
-    return _from_data(LiveEnv, data, {"design": design_from_data, "plain": _outcomes_from_data, "hinted": _outcomes_from_data})
+    return _from_data(
+        LiveEnv, data, {"design": design_from_data, "plain": _outcomes_from_data, "hinted": _outcomes_from_data}
+    )
 
 
 # -- the whole curriculum state ---------------------------------------------------------------

@@ -137,7 +137,9 @@ class EnvGenerator:
         if self.sp.mode == "fixed":
             picks = self.curriculum.rng.sample(self.seeds, min(len(self.seeds), self.sp.envs_per_step))
             for seed_env in picks:
-                if env_id_for(seed_env.source) not in self.curriculum.pinned | self.curriculum.retired_by_hand:  # steering
+                if (
+                    env_id_for(seed_env.source) not in self.curriculum.pinned | self.curriculum.retired_by_hand
+                ):  # steering
                     self.curriculum.live.append(self._live_from_seed(seed_env, step))
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
@@ -157,7 +159,9 @@ class EnvGenerator:
                 )
             else:
                 self.curriculum.rejected.append(d)
-                await self.store.record_event(step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}")
+                await self.store.record_event(
+                    step, "rejected", f"{d.job.skill} ({d.origin}): {'; '.join(d.reasons)[:500]}"
+                )
         filled = await self._fill_from_memory(step)
         admitted = sum(1 for d in designs if d.admitted)
         if self.report is not None:
@@ -165,15 +169,19 @@ class EnvGenerator:
                 self.report(line)
             if designs and not admitted and is_small_model(self.cfg.model.name) and not self._told_small:
                 self._told_small = True
-                self.report("  (a model this small rarely writes a runnable environment: the agent learns on the seed "
-                            f"games meanwhile; the designer half needs a bigger model, see {GPU_DOC})")
+                self.report(
+                    "  (a model this small rarely writes a runnable environment: the agent learns on the seed "
+                    f"games meanwhile; the designer half needs a bigger model, see {GPU_DOC})"
+                )
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
 
     async def retire_live(self, step: int) -> list[TrainSample]:
         """Retire the live generation: score its designs, store what each earned; its designer samples."""
         retired = self.curriculum.retire()
-        for env in retired.envs:  # expelled by the play audit: never back from memory (pinned or not); pinned: carried on
+        for (
+            env
+        ) in retired.envs:  # expelled by the play audit: never back from memory (pinned or not); pinned: carried on
             status = "invalid" if env.expelled else "active" if env.env_id in self.curriculum.pinned else "retired"
             await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
         for scored in retired.scored:
@@ -197,7 +205,9 @@ class EnvGenerator:
     async def _memory(self, *, played_only: bool) -> list[EnvRecord]:
         """The designer's memory: at most ``memory.size`` environments, every skill's newest kept
         (``prune_memory``: plain recency would let the last few skills push the others out)."""
-        recent = await self.store.memory_candidates(self.sp.domain, MEMORY_SCAN * self.cfg.memory.size, played_only=played_only)
+        recent = await self.store.memory_candidates(
+            self.sp.domain, MEMORY_SCAN * self.cfg.memory.size, played_only=played_only
+        )
         return prune_memory(recent, self.cfg.memory.size)
 
     async def _diversity(self) -> dict[str, float]:
@@ -218,7 +228,9 @@ class EnvGenerator:
             doc = self.corpus.next()
             parent = None
             if self.curriculum.rng.random() < self.sp.mutation_fraction:
-                parent = pick_parent(candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng)
+                parent = pick_parent(
+                    candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng
+                )
                 if parent is None:  # nothing in band yet: mutate any working environment of the skill
                     pool = [c for c in parents if c.skill == skill] or parents
                     parent = self.curriculum.rng.choice(pool) if pool else None
@@ -231,8 +243,17 @@ class EnvGenerator:
                 rng=self.curriculum.rng,
             )
             change = pick_mutation(self.curriculum.rng, self.sp.domain) if parent else ""
-            jobs.append(DesignJob(skill, doc, "mutation" if parent else "fresh", parent=parent, examples=examples,
-                                  change=change, domain=self.sp.domain))
+            jobs.append(
+                DesignJob(
+                    skill,
+                    doc,
+                    "mutation" if parent else "fresh",
+                    parent=parent,
+                    examples=examples,
+                    change=change,
+                    domain=self.sp.domain,
+                )
+            )
         results: list[Design | None] = [None] * len(jobs)
 
         async def one(i: int, job: DesignJob) -> None:
@@ -293,7 +314,9 @@ class EnvGenerator:
         for rec in picked:
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
         if missing > len(pool):
-            await self.store.record_event(step, "info", f"only {len(self.curriculum.live)} environments live (wanted {self.sp.envs_per_step})")
+            await self.store.record_event(
+                step, "info", f"only {len(self.curriculum.live)} environments live (wanted {self.sp.envs_per_step})"
+            )
         return len(picked)
 
 

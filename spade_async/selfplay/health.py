@@ -23,9 +23,7 @@ LEARNABLE_LOW = 0.2
 LEARNABLE_HIGH = 0.8
 
 
-def win_rate_band(
-    w: float | None, valid: bool, low: float = 0.4, high: float = 0.6, ramp: float = 0.25
-) -> Band:
+def win_rate_band(w: float | None, valid: bool, low: float = 0.4, high: float = 0.6, ramp: float = 0.25) -> Band:
     """Which side of the designer's target band a hint-free win rate ``w`` falls on.
 
     ``in_band`` is exactly where the plateau term of the designer reward is positive,
@@ -46,9 +44,7 @@ def win_rate_band(
     return "too_hard" if w < low else "too_easy"
 
 
-def learnable_fraction(
-    win_rates: Iterable[float], low: float = LEARNABLE_LOW, high: float = LEARNABLE_HIGH
-) -> float:
+def learnable_fraction(win_rates: Iterable[float], low: float = LEARNABLE_LOW, high: float = LEARNABLE_HIGH) -> float:
     """Share of environments with ``low <= w <= high`` (default [0.2, 0.8]); 0.0 for none.
 
     Environments won always or never give GRPO no contrast, so this is the share of the

@@ -56,8 +56,9 @@ WriteStats = Callable[[LiveEnv, int, str, "float | None"], Awaitable[None]]
 class Steering:
     """Applies the queued actions to the curriculum; ``apply_queued(step)`` before each step."""
 
-    def __init__(self, cfg: Config, *, store: Store, pool: EnvPool, curriculum: Curriculum,
-                 write_stats: WriteStats) -> None:
+    def __init__(
+        self, cfg: Config, *, store: Store, pool: EnvPool, curriculum: Curriculum, write_stats: WriteStats
+    ) -> None:
         self.cfg = cfg
         self.sp = cfg.selfplay
         self.store = store
@@ -101,8 +102,11 @@ class Steering:
                 low, high = float(args["low"]), float(args["high"])
                 check_band(low, high)
                 before = f"{self.sp.plateau_low:.2f}-{self.sp.plateau_high:.2f}"
-                return Decision("applied", f"target band {before} -> {low:.2f}-{high:.2f} for the rest of the run",
-                                apply=lambda: self.curriculum.set_band(low, high))
+                return Decision(
+                    "applied",
+                    f"target band {before} -> {low:.2f}-{high:.2f} for the rest of the run",
+                    apply=lambda: self.curriculum.set_band(low, high),
+                )
             if kind == "designer_share":
                 share = float(args["share"])
                 check_share(share)
@@ -113,7 +117,11 @@ class Steering:
                 def set_share() -> None:
                     self.curriculum.design_share = share
 
-                what = "design paused: memory fills the live set" if share == 0 else f"{round(self.sp.envs_per_step * share)} designs per generation (was {n})"
+                what = (
+                    "design paused: memory fills the live set"
+                    if share == 0
+                    else f"{round(self.sp.envs_per_step * share)} designs per generation (was {n})"
+                )
                 return Decision("applied", what, apply=set_share)
             return Decision("rejected", f"unknown steering action {kind!r}")
         except SteerError as exc:
@@ -129,21 +137,29 @@ class Steering:
                 return Decision("rejected", f"environment {short} is not in the live set")
             credit = "its design is scored with its generation" if live.design is not None else "no design to score"
 
-
             def retire() -> None:
                 self.curriculum.retire_now(env_id)
 
-            return Decision("applied", f"retired; {credit}", apply=retire,
-                            after=lambda: self.write_stats(live, step, "retired", None))
+            return Decision(
+                "applied",
+                f"retired; {credit}",
+                apply=retire,
+                after=lambda: self.write_stats(live, step, "retired", None),
+            )
         if kind == "unpin":
             if env_id not in self.curriculum.pinned:
                 return Decision("rejected", f"environment {short} is not pinned")
-            return Decision("applied", "unpinned: it leaves with its generation",
-                            apply=lambda: self.curriculum.pinned.discard(env_id))
+            return Decision(
+                "applied",
+                "unpinned: it leaves with its generation",
+                apply=lambda: self.curriculum.pinned.discard(env_id),
+            )
         if env_id in self.curriculum.pinned:
             return Decision("rejected", f"environment {short} is already pinned")
         if live is not None:
-            return Decision("applied", "pinned: it stays live in every next generation", apply=lambda: self._pin(env_id))
+            return Decision(
+                "applied", "pinned: it stays live in every next generation", apply=lambda: self._pin(env_id)
+            )
         rec = await self.store.environment(env_id)
         if rec is None or not rec.valid or rec.domain != self.sp.domain:
             return Decision("rejected", f"environment {short} is unknown, invalid or of another domain")
@@ -155,8 +171,12 @@ class Steering:
             self.curriculum.join(back, step)
             self._pin(env_id)
 
-        return Decision("applied", "pinned: back in the live set, and in every next generation", apply=bring_back,
-                        after=lambda: self.write_stats(back, step, "active", None))
+        return Decision(
+            "applied",
+            "pinned: back in the live set, and in every next generation",
+            apply=bring_back,
+            after=lambda: self.write_stats(back, step, "active", None),
+        )
 
     async def _inject(self, args: dict[str, Any], step: int) -> Decision:
         code = args["code"]
@@ -166,8 +186,9 @@ class Steering:
         if self._live(env_id) is not None:
             return Decision("rejected", f"environment {env_id[:12]} is live already")
         try:
-            result = await validate_source(self.pool, code, max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT),
-                                           domain=self.sp.domain)
+            result = await validate_source(
+                self.pool, code, max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT), domain=self.sp.domain
+            )
         except SandboxError as exc:
             return Decision("rejected", f"could not be validated: {exc}")
         if not result.admitted:
@@ -183,9 +204,23 @@ class Steering:
                 self.curriculum.pinned.add(env_id)
 
         async def record() -> None:
-            await self.store.record_environment(EnvRecord(
-                code=code, domain=self.sp.domain, skill=skill, origin="injected", created_step=step, hint=hint,
-                doc_title=args.get("name"), valid=True, reasons=list(result.reasons), status="active", updated_step=step))
+            await self.store.record_environment(
+                EnvRecord(
+                    code=code,
+                    domain=self.sp.domain,
+                    skill=skill,
+                    origin="injected",
+                    created_step=step,
+                    hint=hint,
+                    doc_title=args.get("name"),
+                    valid=True,
+                    reasons=list(result.reasons),
+                    status="active",
+                    updated_step=step,
+                )
+            )
 
         what = f"admitted as {env_id[:12]} ({skill}{', no hint: no hinted plays' if not hint else ''}); live from this step"
-        return Decision("applied", what + (", pinned" if pin else ", until its generation ends"), apply=go_live, after=record)
+        return Decision(
+            "applied", what + (", pinned" if pin else ", until its generation ends"), apply=go_live, after=record
+        )

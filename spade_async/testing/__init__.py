@@ -24,7 +24,7 @@ from spade_async.engine.base import Completion, GenerationRequest
 from spade_async.learner.samples import TrainSample
 from spade_async.util.rng_data import python_random_from_data, python_random_to_data
 
-LOTTERY_ENV = '''SKILL = "Causal Inference"
+LOTTERY_ENV = """SKILL = "Causal Inference"
 HINT = "Any move ends the game; the outcome was drawn at reset."
 DESCRIPTION = "A lottery: the outcome is fixed by the seed."
 
@@ -40,12 +40,12 @@ class Lottery(GameEnv):
     def step(self, action):
         self.turn += 1
         return ("You won." if self.win else "You lost."), (1.0 if self.win else 0.0), True, False, {}
-'''
+"""
 """A game of chance whose outcome the seed alone decides: every group of plays has GRPO signal
 whatever the policy (kill/resume, in-loop eval and vLLM checks). A user-supplied pool game: the
 play audit, which would expel it, audits only model-written code."""
 
-COIN_ENV = '''SKILL = "Pattern Recognition"
+COIN_ENV = """SKILL = "Pattern Recognition"
 HINT = "The coin is weighted: it lands heads seven times in ten. Always call heads."
 DESCRIPTION = "Call a weighted coin flip."
 
@@ -68,7 +68,7 @@ class WeightedCoin(GameEnv):
 
     def solution(self):
         return [self.side]
-'''
+"""
 
 BROKEN_ENV = "class Broken(GameEnv):\n    def reset(self, seed=None):\n        return 42\n"
 
@@ -127,15 +127,25 @@ class ScriptedEngine:
     def decode(self, token_ids: list[int]) -> str:
         return "".join(chr(t) for t in token_ids if t != self.eos_token_id)
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+    def chat_text(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         """A ChatML-like template without tool support (``tools`` is ignored, like SmolLM2's)."""
         self.chats.append((list(messages), enable_thinking))
         text = "".join(f"\x02{m['role']}\n{m['content']}{self.EOS}\n" for m in messages)
         return text + ("\x02assistant\n" if add_generation_prompt else "")
 
-    def chat_prompt(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                    enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> list[int]:
+    def chat_prompt(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> list[int]:
         return self.encode(self.chat_text(messages, add_generation_prompt, enable_thinking, tools))
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:
@@ -147,7 +157,7 @@ class ScriptedEngine:
         out = []
         for r in requests:
             text = self.policies[r.role](self.decode(r.prompt_ids), self.rng)
-            ids = [*self.encode(text)[:r.sampling.max_new_tokens - 1], self.eos_token_id]
+            ids = [*self.encode(text)[: r.sampling.max_new_tokens - 1], self.eos_token_id]
             self.generated_tokens += len(ids)
             out.append(Completion(list(r.prompt_ids), ids, [-0.5] * len(ids), self.decode(ids), "stop", version))
         self.busy_intervals.append((start, time.perf_counter()))

@@ -68,8 +68,9 @@ def qwen3_config(shape: str, max_position_embeddings: int = 40960) -> Any:
     )
 
 
-def synthetic_tokenizer(vocab_size: int, endoftext: int = ENDOFTEXT, im_start: int = IM_START,
-                        im_end: int = IM_END) -> Any:
+def synthetic_tokenizer(
+    vocab_size: int, endoftext: int = ENDOFTEXT, im_start: int = IM_START, im_end: int = IM_END
+) -> Any:
     """A fast word-level tokenizer over ``vocab_size`` ids with ChatML special tokens at the
     given ids (Qwen's by default); the token at id 0 doubles as the unknown token."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -92,7 +93,13 @@ def smollm2_config() -> Any:
     """A ``LlamaConfig`` with the embedded SmolLM2-135M's shape and special-token ids."""
     from transformers import LlamaConfig
 
-    return LlamaConfig(**SMOLLM2_135M, rope_parameters={"rope_type": "default", "rope_theta": 100_000.0}, bos_token_id=1, eos_token_id=2, pad_token_id=2)
+    return LlamaConfig(
+        **SMOLLM2_135M,
+        rope_parameters={"rope_type": "default", "rope_theta": 100_000.0},
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=2,
+    )
 
 
 def write_config_only(out_dir: str | Path, shape: str) -> Path:
@@ -111,7 +118,9 @@ def write_config_only(out_dir: str | Path, shape: str) -> Path:
         tok, eos = synthetic_tokenizer(config.vocab_size), [IM_END, ENDOFTEXT]
     config.architectures = ["LlamaForCausalLM" if shape == "smollm2-135m" else "Qwen3ForCausalLM"]
     config.save_pretrained(str(out))
-    GenerationConfig(bos_token_id=config.bos_token_id, eos_token_id=eos, pad_token_id=config.pad_token_id).save_pretrained(str(out))
+    GenerationConfig(
+        bos_token_id=config.bos_token_id, eos_token_id=eos, pad_token_id=config.pad_token_id
+    ).save_pretrained(str(out))
     tok.save_pretrained(str(out))
     return out
 

@@ -60,8 +60,15 @@ class TrackioSink:
 
         self._trackio = trackio
         with contextlib.redirect_stdout(io.StringIO()):
-            self.run = trackio.init(project=project, name=name, config=config, embed=False, resume="allow",
-                                    auto_log_cpu=False, auto_log_gpu=False)
+            self.run = trackio.init(
+                project=project,
+                name=name,
+                config=config,
+                embed=False,
+                resume="allow",
+                auto_log_cpu=False,
+                auto_log_gpu=False,
+            )
 
     def log(self, step: int, metrics: dict[str, float]) -> None:
         self.run.log(metrics, step=step)
@@ -100,12 +107,15 @@ def check_installed(backends: Sequence[str]) -> None:
     for backend in backends:
         package = PACKAGES.get(backend)
         if package and importlib.util.find_spec(package) is None:
-            raise TrackingError(f"log.backends includes {backend!r} but {package} is not installed; "
-                                f"pip install {package} (or remove it from log.backends)")
+            raise TrackingError(
+                f"log.backends includes {backend!r} but {package} is not installed; "
+                f"pip install {package} (or remove it from log.backends)"
+            )
 
 
-def make_sinks(backends: Sequence[str], *, run_dir: Path, project: str, name: str,
-               config: dict[str, Any] | None = None) -> list[Sink]:
+def make_sinks(
+    backends: Sequence[str], *, run_dir: Path, project: str, name: str, config: dict[str, Any] | None = None
+) -> list[Sink]:
     """The tracking sinks selected in ``backends`` (console/jsonl are the orchestrator's own)."""
     check_installed(backends)
     sinks: list[Sink] = []

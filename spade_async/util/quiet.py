@@ -20,8 +20,22 @@ import sys
 import warnings
 
 VERBOSE_ENV = "SPADE_ASYNC_VERBOSE"
-LIBRARIES = ("transformers", "peft", "torch", "huggingface_hub", "sentence_transformers", "accelerate",
-             "tokenizers", "datasets", "safetensors", "gguf", "vllm", "bitsandbytes", "trackio", "tensorboard")
+LIBRARIES = (
+    "transformers",
+    "peft",
+    "torch",
+    "huggingface_hub",
+    "sentence_transformers",
+    "accelerate",
+    "tokenizers",
+    "datasets",
+    "safetensors",
+    "gguf",
+    "vllm",
+    "bitsandbytes",
+    "trackio",
+    "tensorboard",
+)
 """Libraries whose UserWarnings are hidden too (matched on the warning's module)."""
 QUIET_ENV = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # transformers' and huggingface_hub's tqdm bars

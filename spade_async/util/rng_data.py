@@ -27,16 +27,26 @@ def python_random_from_data(data: Any) -> tuple[Any, ...]:
 def numpy_random_to_data(state: tuple[Any, ...]) -> dict[str, Any]:
     """``numpy.random.get_state()`` (legacy tuple form) -> a dict of plain values."""
     name, key, pos, has_gauss, cached_gaussian = state
-    return {"bit_generator": str(name), "key": [int(x) for x in key], "pos": int(pos),
-            "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)}
+    return {
+        "bit_generator": str(name),
+        "key": [int(x) for x in key],
+        "pos": int(pos),
+        "has_gauss": int(has_gauss),
+        "cached_gaussian": float(cached_gaussian),
+    }
 
 
 def numpy_random_from_data(data: dict[str, Any]) -> tuple[Any, ...]:
     """Inverse of :func:`numpy_random_to_data`: a state ``numpy.random.set_state`` accepts."""
     import numpy as np
 
-    return (str(data["bit_generator"]), np.asarray(data["key"], dtype=np.uint32), int(data["pos"]),
-            int(data["has_gauss"]), float(data["cached_gaussian"]))
+    return (
+        str(data["bit_generator"]),
+        np.asarray(data["key"], dtype=np.uint32),
+        int(data["pos"]),
+        int(data["has_gauss"]),
+        float(data["cached_gaussian"]),
+    )
 
 
 def torch_state_to_text(state: Any) -> str:

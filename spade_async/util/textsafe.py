@@ -19,9 +19,7 @@ _BIDI_AND_INVISIBLE = (
     "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
     "\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
 )
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI_AND_INVISIBLE + "\u2028\u2029\ud800-\udfff]"
-)
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI_AND_INVISIBLE + "\u2028\u2029\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -43,5 +41,4 @@ def terminal_safe(text: object) -> str:
 
 def is_terminal_safe(text: str) -> bool:
     """True when ``text`` holds no character :func:`terminal_safe` would escape."""
-    return _UNSAFE.search(text) is None and not any(
-        unicodedata.category(ch) == "Cc" and ch not in _KEEP for ch in text)
+    return _UNSAFE.search(text) is None and not any(unicodedata.category(ch) == "Cc" and ch not in _KEEP for ch in text)

@@ -33,15 +33,32 @@ def overrides(tmp_path: Path, model: Path) -> list[str]:
     for i in range(ENVS):  # distinct sources: environments are content-addressed
         (pool / f"lottery{i}.py").write_text(f"# copy {i}\n{LOTTERY_ENV}")
     values = {
-        "model.name": f'"{model}"', "run.run_dir": f'"{tmp_path / "run"}"', "run.max_steps": str(STEPS),
-        "run.checkpoint_every": "10", "selfplay.fixed_pool": f'"{pool}"', "selfplay.envs_per_step": str(ENVS),
-        "selfplay.skills_per_regen": "1", "selfplay.plays": str(PLAYS), "selfplay.hinted_plays": "0",
-        "selfplay.max_turns": "2", "selfplay.repair_turns": "0", "selfplay.separate_hint_call": "false",
-        "engine.designer.max_new_tokens": "24", "engine.hint.max_new_tokens": "8", "engine.agent.max_new_tokens": "4",
-        "corpus.max_chars": "200", "memory.embed_model": '"hashing"',
-        "sandbox.call_timeout_s": "5.0", "sandbox.spawn_timeout_s": "10.0", "sandbox.warm_children": "0",
-        "cluster.enabled": "true", "cluster.sandbox_pools": "2", "cluster.pool_cpus": "0.5",
-        "cluster.engine_replicas": "2", "cluster.engine_cpus": "0.5", "cluster.start_timeout_s": "240.0",
+        "model.name": f'"{model}"',
+        "run.run_dir": f'"{tmp_path / "run"}"',
+        "run.max_steps": str(STEPS),
+        "run.checkpoint_every": "10",
+        "selfplay.fixed_pool": f'"{pool}"',
+        "selfplay.envs_per_step": str(ENVS),
+        "selfplay.skills_per_regen": "1",
+        "selfplay.plays": str(PLAYS),
+        "selfplay.hinted_plays": "0",
+        "selfplay.max_turns": "2",
+        "selfplay.repair_turns": "0",
+        "selfplay.separate_hint_call": "false",
+        "engine.designer.max_new_tokens": "24",
+        "engine.hint.max_new_tokens": "8",
+        "engine.agent.max_new_tokens": "4",
+        "corpus.max_chars": "200",
+        "memory.embed_model": '"hashing"',
+        "sandbox.call_timeout_s": "5.0",
+        "sandbox.spawn_timeout_s": "10.0",
+        "sandbox.warm_children": "0",
+        "cluster.enabled": "true",
+        "cluster.sandbox_pools": "2",
+        "cluster.pool_cpus": "0.5",
+        "cluster.engine_replicas": "2",
+        "cluster.engine_cpus": "0.5",
+        "cluster.start_timeout_s": "240.0",
         "cluster.restart_lost_pools": "false",  # restarts have their own test (test_remote_pool.py)
     }
     return [f"{k}={v}" for k, v in values.items()]
@@ -53,7 +70,8 @@ def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 async def test_tiny_run_with_remote_engine_and_pools_survives_killing_one_of_each(
-        tmp_path: Path, tiny_model_dir: Path, ray_cluster: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, tiny_model_dir: Path, ray_cluster: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import ray
 
     from spade_async.cluster.engine import RemoteEngine
@@ -104,5 +122,7 @@ async def test_tiny_run_with_remote_engine_and_pools_survives_killing_one_of_eac
     versions = {v for (v,) in rows(db, "SELECT DISTINCT adapter_version FROM episodes")}
     assert max(versions) >= 1  # episodes were played with the adapters the replicas loaded
     assert wait_cpus(2.0) == 2.0  # the run ended every actor, the killed ones included
-    print(f"\ndone-when run: {wall:.1f} s, {played} episodes recorded + {len(errors)} errored = "
-          f"{STEPS * ENVS * PLAYS} planned, {retries} engine request(s) retried, killed {killed}")
+    print(
+        f"\ndone-when run: {wall:.1f} s, {played} episodes recorded + {len(errors)} errored = "
+        f"{STEPS * ENVS * PLAYS} planned, {retries} engine request(s) retried, killed {killed}"
+    )

@@ -30,14 +30,23 @@ def cluster_config(tmp_path: Path) -> Config:
     pool.mkdir()
     for i in range(ENVS):  # distinct sources: environments are content-addressed
         (pool / f"coin{i}.py").write_text(f"# copy {i}\n{COIN_ENV}")
-    return Config.model_validate({
-        "run": {"run_dir": str(tmp_path / "run"), "max_steps": STEPS, "checkpoint_every": 10, "device": "cpu"},
-        "selfplay": {"mode": "fixed", "fixed_pool": str(pool), "envs_per_step": ENVS, "plays": PLAYS,
-                     "hinted_plays": 0, "max_turns": 2, "max_off_policy_steps": 1},
-        "memory": {"embed_model": "hashing"},
-        "sandbox": {"call_timeout_s": 2.0, "spawn_timeout_s": 5.0, "max_children": 8, "warm_children": 0},
-        "cluster": {"enabled": True, "sandbox_pools": 2, "pool_cpus": 1.0, "restart_lost_pools": False},
-    })
+    return Config.model_validate(
+        {
+            "run": {"run_dir": str(tmp_path / "run"), "max_steps": STEPS, "checkpoint_every": 10, "device": "cpu"},
+            "selfplay": {
+                "mode": "fixed",
+                "fixed_pool": str(pool),
+                "envs_per_step": ENVS,
+                "plays": PLAYS,
+                "hinted_plays": 0,
+                "max_turns": 2,
+                "max_off_policy_steps": 1,
+            },
+            "memory": {"embed_model": "hashing"},
+            "sandbox": {"call_timeout_s": 2.0, "spawn_timeout_s": 5.0, "max_children": 8, "warm_children": 0},
+            "cluster": {"enabled": True, "sandbox_pools": 2, "pool_cpus": 1.0, "restart_lost_pools": False},
+        }
+    )
 
 
 def rows(db: Path, sql: str) -> list[tuple]:
@@ -81,8 +90,10 @@ async def test_run_survives_a_killed_pool_and_accounts_for_every_episode(tmp_pat
     # The steps after the kill played everything on the pool that remains.
     last = rows(db, f"SELECT count(*) FROM episodes WHERE step = {STEPS - 1}")[0][0]
     assert last == ENVS * PLAYS
-    live = [(m["cluster_pools_live"], m["cluster_pools"]) for (m,) in
-            ((json.loads(m),) for (m,) in rows(db, "SELECT metrics FROM steps ORDER BY step"))]
+    live = [
+        (m["cluster_pools_live"], m["cluster_pools"])
+        for (m,) in ((json.loads(m),) for (m,) in rows(db, "SELECT metrics FROM steps ORDER BY step"))
+    ]
     assert live == [(2, 2), (1, 2), (1, 2)]  # killed in step 2
     cluster = rows(db, "SELECT step, message FROM events WHERE kind = 'cluster'")
     assert [(step, killed[0] in m and "lost" in m) for step, m in cluster] == [(1, True)]

@@ -91,8 +91,15 @@ def end_what_is_left(trainer: subprocess.Popen[str], tree: set[int]) -> None:
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
 def test_stopping_the_trainer_leaves_no_ray_process_or_env_child(sig: signal.Signals) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    trainer = subprocess.Popen([sys.executable, "-c", TRAINER], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    trainer = subprocess.Popen(
+        [sys.executable, "-c", TRAINER],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     tree: set[int] = set()
     try:
         assert trainer.stdout is not None
@@ -135,10 +142,19 @@ TRAINER_WITH_ENGINE = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
-def test_stopping_a_trainer_with_engine_replicas_leaves_no_ray_process(sig: signal.Signals, tiny_model_dir: Path) -> None:
+def test_stopping_a_trainer_with_engine_replicas_leaves_no_ray_process(
+    sig: signal.Signals, tiny_model_dir: Path
+) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    trainer = subprocess.Popen([sys.executable, "-c", TRAINER_WITH_ENGINE, str(tiny_model_dir)], cwd=ROOT, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    trainer = subprocess.Popen(
+        [sys.executable, "-c", TRAINER_WITH_ENGINE, str(tiny_model_dir)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     tree: set[int] = set()
     try:
         assert trainer.stdout is not None

@@ -22,12 +22,14 @@ KEYS = [f"env-{i}" for i in range(8)]
 
 
 def engine_config(model: Path, **cluster: object) -> Config:
-    return Config.model_validate({
-        "run": {"device": "cpu"},
-        "model": {"name": str(model)},
-        "engine": {"batch_size": 8, "max_model_len": 512},
-        "cluster": {"enabled": True, "engine_replicas": 2, "engine_cpus": 0.5, "start_timeout_s": 180.0, **cluster},
-    })
+    return Config.model_validate(
+        {
+            "run": {"device": "cpu"},
+            "model": {"name": str(model)},
+            "engine": {"batch_size": 8, "max_model_len": 512},
+            "cluster": {"enabled": True, "engine_replicas": 2, "engine_cpus": 0.5, "start_timeout_s": 180.0, **cluster},
+        }
+    )
 
 
 @pytest.fixture
@@ -66,7 +68,9 @@ async def test_a_key_stays_on_one_replica_keys_spread_and_order_is_kept(engine: 
     outs = await engine.generate(mixed)
     assert [o.prompt_ids for o in outs] == [r.prompt_ids for r in mixed]  # split per replica, reassembled in order
     assert all(o.adapter_version == 0 for o in outs)
-    assert engine.encode("hello") == engine.tokenizer.encode("hello", add_special_tokens=False)  # tokenizer on the driver
+    assert engine.encode("hello") == engine.tokenizer.encode(
+        "hello", add_special_tokens=False
+    )  # tokenizer on the driver
     assert engine.retries == 0 and engine.events == []
 
 
@@ -76,14 +80,17 @@ def save_adapter(model_dir: Path, out: Path, seed: int) -> Path:
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(seed)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(str(model_dir)),
-                           LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(str(model_dir)),
+        LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
+    )
     model.save_pretrained(str(out))
     return out
 
 
-async def test_an_adapter_reaches_every_replica_by_content(engine: RemoteEngine, tiny_model_dir: Path,
-                                                           tmp_path: Path) -> None:
+async def test_an_adapter_reaches_every_replica_by_content(
+    engine: RemoteEngine, tiny_model_dir: Path, tmp_path: Path
+) -> None:
     probes = [request(i, key, new=4, seed=5) for i, key in enumerate(KEYS)]
     base = await engine.generate(probes)
     folder = save_adapter(tiny_model_dir, tmp_path / "run" / "adapters" / "v1", seed=1)
@@ -105,8 +112,9 @@ async def test_an_adapter_reaches_every_replica_by_content(engine: RemoteEngine,
     assert {o.adapter_version for o in await engine.generate(probes)} == {2}
 
 
-async def test_a_replica_that_misses_a_version_is_lost_not_served_stale(engine: RemoteEngine, tiny_model_dir: Path,
-                                                                        tmp_path: Path) -> None:
+async def test_a_replica_that_misses_a_version_is_lost_not_served_stale(
+    engine: RemoteEngine, tiny_model_dir: Path, tmp_path: Path
+) -> None:
     doomed, kept = engine.members
     # The next adapter load fails in this replica's process only (the project's failpoint).
     await doomed.actor.__ray_call__.remote(lambda _: os.environ.__setitem__("SPADE_ASYNC_RAISE_AT", "engine_adapter:1"))
@@ -119,8 +127,9 @@ async def test_a_replica_that_misses_a_version_is_lost_not_served_stale(engine: 
     assert wait_cpus(1.5) == 1.5  # the stale replica's actor was killed (its half CPU is free)
 
 
-async def test_a_replica_killed_mid_generate_has_its_requests_retried(engine: RemoteEngine,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_replica_killed_mid_generate_has_its_requests_retried(
+    engine: RemoteEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import ray
 
     doomed = engine.replica_for(KEYS[0])

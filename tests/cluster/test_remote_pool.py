@@ -18,14 +18,14 @@ SANDBOX = SandboxConfig(call_timeout_s=2.0, spawn_timeout_s=5.0, max_children=4,
 CLUSTER = ClusterConfig(enabled=True, sandbox_pools=2, pool_cpus=1.0, start_timeout_s=120.0)
 NO_RESTART = CLUSTER.model_copy(update={"restart_lost_pools": False})
 
-RAISES_ON_STEP = '''
+RAISES_ON_STEP = """
 class Boom(GameEnv):
     def reset(self, seed=None):
         return "ready", {}
 
     def step(self, action):
         raise ValueError("boom from the env")
-'''
+"""
 
 
 def free_cpus() -> float:

@@ -20,7 +20,7 @@ from spade_async.selfplay.play.agent import play_episode
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-DOORS = '''SKILL = "Causal Inference"
+DOORS = """SKILL = "Causal Inference"
 HINT = "The prize is behind the door called right."
 DESCRIPTION = "Pick a door; you may look first."
 
@@ -40,7 +40,7 @@ class Doors(GameEnv):
         if pick.startswith("left"):
             return "Empty. One more try.", 0.0, self.turn >= 2, False, {}
         return "Say left or right.", 0.0, False, self.turn >= 2, {}
-'''
+"""
 
 
 async def test_grpo_raises_mean_return(embedded_model_dir: Path, tmp_path: Path) -> None:
@@ -61,10 +61,21 @@ async def test_grpo_raises_mean_return(embedded_model_dir: Path, tmp_path: Path)
         for step in range(7):
             episodes = []
             for i in range(12):
-                episodes.append(await play_episode(
-                    engine, pool, env_id="doors", source=DOORS, seed=step * 100 + i, hint=None, sampling=sampling,
-                    max_turns=2, max_context_tokens=1024, no_action_penalty=-0.1, action_prefill=True,
-                ))
+                episodes.append(
+                    await play_episode(
+                        engine,
+                        pool,
+                        env_id="doors",
+                        source=DOORS,
+                        seed=step * 100 + i,
+                        hint=None,
+                        sampling=sampling,
+                        max_turns=2,
+                        max_context_tokens=1024,
+                        no_action_penalty=-0.1,
+                        action_prefill=True,
+                    )
+                )
             assert all(ep.error is None for ep in episodes)
             outcomes = [ep.outcome for ep in episodes]
             means.append(statistics.fmean(outcomes))

@@ -28,19 +28,39 @@ LOTTERY = LOTTERY_ENV
 
 def overrides(run_dir: Path, pool: Path, model: Path) -> list[str]:
     values = {
-        "model.name": f'"{model}"', "run.run_dir": f'"{run_dir}"', "run.max_steps": "4",
-        "run.checkpoint_every": "1", "run.keep_checkpoints": "10", "selfplay.fixed_pool": f'"{pool}"',
-        "selfplay.plays": "4", "selfplay.hinted_plays": "2", "selfplay.max_turns": "2",
-        "selfplay.repair_turns": "0", "selfplay.separate_hint_call": "false",
-        "engine.designer.max_new_tokens": "24", "engine.hint.max_new_tokens": "8",
-        "engine.agent.max_new_tokens": "4", "corpus.max_chars": "200", "memory.embed_model": '"hashing"',
+        "model.name": f'"{model}"',
+        "run.run_dir": f'"{run_dir}"',
+        "run.max_steps": "4",
+        "run.checkpoint_every": "1",
+        "run.keep_checkpoints": "10",
+        "selfplay.fixed_pool": f'"{pool}"',
+        "selfplay.plays": "4",
+        "selfplay.hinted_plays": "2",
+        "selfplay.max_turns": "2",
+        "selfplay.repair_turns": "0",
+        "selfplay.separate_hint_call": "false",
+        "engine.designer.max_new_tokens": "24",
+        "engine.hint.max_new_tokens": "8",
+        "engine.agent.max_new_tokens": "4",
+        "corpus.max_chars": "200",
+        "memory.embed_model": '"hashing"',
     }
     return [arg for k, v in values.items() for arg in ("--set", f"{k}={v}")]
 
 
-def spade(run_dir: Path, pool: Path, model: Path, *, resume: bool = False, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
-           *overrides(run_dir, pool, model), *(["--resume"] if resume else [])]
+def spade(
+    run_dir: Path, pool: Path, model: Path, *, resume: bool = False, kill_at: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "spade_async.cli.app",
+        "run",
+        str(ROOT / "configs" / "tiny.toml"),
+        "--headless",
+        *overrides(run_dir, pool, model),
+        *(["--resume"] if resume else []),
+    ]
     env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}
     if kill_at:
         env["SPADE_ASYNC_KILL_AT"] = kill_at
@@ -100,7 +120,9 @@ def test_kill_9_then_resume_loses_nothing(setup: tuple[Path, Path, Path], kill_a
     assert all(b - a in (0, 1) for a, b in itertools.pairwise(versions))
     # Nothing lost, nothing doubled: the episodes equal those of the uninterrupted run.
     assert query(db, EPISODES) == query(root / "reference" / "run.sqlite", EPISODES)
-    assert versions == [v for _, v in query(root / "reference" / "run.sqlite", "SELECT step, adapter_version FROM steps ORDER BY step")]
+    assert versions == [
+        v for _, v in query(root / "reference" / "run.sqlite", "SELECT step, adapter_version FROM steps ORDER BY step")
+    ]
     assert query(db, "SELECT count(*) FROM events WHERE kind = 'resume'") == [(0 if ckpt is None else 1,)]
     assert query(db, "SELECT status FROM runs") == [("finished",)]
 
@@ -130,7 +152,9 @@ async def test_resume_restores_the_saved_rng_and_cursor_state(setup: tuple[Path,
 
         now_learner = pipeline.learner.state_dict()
         assert now_learner["adapter"].keys() == saved["learner"]["adapter"].keys()
-        assert all(torch.equal(now_learner["adapter"][k], saved["learner"]["adapter"][k]) for k in now_learner["adapter"])
+        assert all(
+            torch.equal(now_learner["adapter"][k], saved["learner"]["adapter"][k]) for k in now_learner["adapter"]
+        )
         assert any(float(v.abs().max()) > 0 for k, v in saved["learner"]["adapter"].items() if "lora_B" in k)  # trained
         now_opt, saved_opt = now_learner["optimizer"], saved["learner"]["optimizer"]
         assert now_opt["param_groups"] == saved_opt["param_groups"] and saved_opt["state"]
@@ -145,8 +169,19 @@ def test_ctrl_c_checkpoints_the_last_step_and_exits_0(setup: tuple[Path, Path, P
 
     root, pool, model = setup
     run_dir = root / "ctrl-c"
-    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
-           *overrides(run_dir, pool, model), "--set", "run.max_steps=50", "--set", "run.checkpoint_every=100"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spade_async.cli.app",
+        "run",
+        str(ROOT / "configs" / "tiny.toml"),
+        "--headless",
+        *overrides(run_dir, pool, model),
+        "--set",
+        "run.max_steps=50",
+        "--set",
+        "run.checkpoint_every=100",
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("SPADE_ASYNC_KILL_AT", None)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
@@ -169,8 +204,15 @@ def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Pat
     root, pool, model = setup
     run_dir = root / "error"
     env_var = {"SPADE_ASYNC_RAISE_AT": "learn:3"}
-    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
-           *overrides(run_dir, pool, model)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spade_async.cli.app",
+        "run",
+        str(ROOT / "configs" / "tiny.toml"),
+        "--headless",
+        *overrides(run_dir, pool, model),
+    ]
     failed = subprocess.run(cmd, env={**os.environ, **env_var}, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert failed.returncode == 1
     assert "error: InjectedFailure: injected failure at learn" in failed.stderr
@@ -181,7 +223,9 @@ def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Pat
     assert query(run_dir / "run.sqlite", "SELECT count(*) FROM steps") == [(4,)]
 
 
-def test_a_run_killed_before_its_first_checkpoint_starts_over_in_the_same_folder(setup: tuple[Path, Path, Path]) -> None:
+def test_a_run_killed_before_its_first_checkpoint_starts_over_in_the_same_folder(
+    setup: tuple[Path, Path, Path],
+) -> None:
     root, pool, model = setup
     run_dir = root / "first-step"
     killed = spade(run_dir, pool, model, kill_at="generate:3")  # inside step 1, no checkpoint yet
@@ -218,16 +262,29 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
     root, pool, model = setup
     run_dir = root / "random-kills"
     rng = random.Random(int(os.environ.get("SPADE_KILL_SEED", "20261130")))
-    cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless",
-           *overrides(run_dir, pool, model)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spade_async.cli.app",
+        "run",
+        str(ROOT / "configs" / "tiny.toml"),
+        "--headless",
+        *overrides(run_dir, pool, model),
+    ]
     env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
     env["PYTHONUNBUFFERED"] = "1"
     kills = 0
     for attempt in range(6):
         started = (run_dir / "config.toml").exists()  # killed before that: nothing to resume, start it
         with tempfile.TemporaryFile("w+") as errors:
-            proc = subprocess.Popen([*cmd, *(["--resume"] if started else [])], env=env, stdout=subprocess.PIPE,
-                                    stderr=errors, text=True, cwd=ROOT)
+            proc = subprocess.Popen(
+                [*cmd, *(["--resume"] if started else [])],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                cwd=ROOT,
+            )
             assert proc.stdout is not None
             # A random moment, placed by the run's own progress (not by a timer, which load
             # would skew): after its k-th console line (start-up messages, "running steps",
@@ -265,7 +322,7 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
     assert query(db, "SELECT status FROM runs") == [("finished",)]
 
 
-POLICY_GAME = '''SKILL = "Pattern Recognition"
+POLICY_GAME = """SKILL = "Pattern Recognition"
 HINT = "Answers whose characters add up to an even number win."
 DESCRIPTION = "The outcome depends on what the player writes."
 
@@ -281,7 +338,7 @@ class Parity(GameEnv):
         self.turn += 1
         won = sum(map(ord, action)) % 2 == 0
         return ("You won." if won else "You lost."), (1.0 if won else 0.0), True, False, {}
-'''
+"""
 
 
 def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -299,8 +356,17 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
     (pool / "parity.py").write_text(POLICY_GAME)
 
     def run(run_dir: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "spade_async.cli.app", "run", str(ROOT / "configs" / "tiny.toml"), "--headless", "--sync",
-               *overrides(run_dir, pool, tiny_model_dir), *(["--resume"] if kw.get("resume") else [])]
+        cmd = [
+            sys.executable,
+            "-m",
+            "spade_async.cli.app",
+            "run",
+            str(ROOT / "configs" / "tiny.toml"),
+            "--headless",
+            "--sync",
+            *overrides(run_dir, pool, tiny_model_dir),
+            *(["--resume"] if kw.get("resume") else []),
+        ]
         env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}
         if kw.get("kill_at"):
             env["SPADE_ASYNC_KILL_AT"] = str(kw["kill_at"])
@@ -312,14 +378,19 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
     assert query(resumed / "run.sqlite", "SELECT max(step) FROM checkpoints") == [(1,)]
     done = run(resumed, resume=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    transcripts = "SELECT step, env_id, hinted, outcome, transcript FROM episodes ORDER BY step, env_id, hinted, transcript"
+    transcripts = (
+        "SELECT step, env_id, hinted, outcome, transcript FROM episodes ORDER BY step, env_id, hinted, transcript"
+    )
     episodes = query(reference / "run.sqlite", transcripts)
     assert {o for *_, o, _ in episodes} == {0.0, 1.0}  # the policy's text decides: both outcomes occur
     assert query(resumed / "run.sqlite", transcripts) == episodes
 
     def learner_metrics(run_dir: Path) -> list[dict[str, float]]:
         keys = ("loss", "grad_norm", "tokens", "n_samples", "ratio_mean", "clip_fraction")
-        return [{k: json.loads(m)[k] for k in keys} for (m,) in query(run_dir / "run.sqlite", "SELECT metrics FROM steps ORDER BY step")]
+        return [
+            {k: json.loads(m)[k] for k in keys}
+            for (m,) in query(run_dir / "run.sqlite", "SELECT metrics FROM steps ORDER BY step")
+        ]
 
     ref_metrics, res_metrics = learner_metrics(reference), learner_metrics(resumed)
     assert len(ref_metrics) == len(res_metrics) == 4
@@ -334,4 +405,3 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
     # Float noise from batch composition only (measured up to ~1e-6 at tiny.toml's lr 5e-4); an
     # adapter that was not restored differs by orders of magnitude more.
     assert max(float((ref_w[k] - res_w[k]).abs().max()) for k in ref_w) < 1e-5
-

@@ -35,16 +35,25 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 ROOT = Path(__file__).resolve().parents[2]
 LEAKY_ENV = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PIP_REQUIRE_VIRTUALENV", "PIP_USER")
 QUICK_STEP = (
-    "--headless", "--max-steps", "1",
-    "--set", "engine.designer.max_new_tokens=48",
-    "--set", "selfplay.plays=4", "--set", "selfplay.hinted_plays=2", "--set", "selfplay.max_turns=3",
+    "--headless",
+    "--max-steps",
+    "1",
+    "--set",
+    "engine.designer.max_new_tokens=48",
+    "--set",
+    "selfplay.plays=4",
+    "--set",
+    "selfplay.hinted_plays=2",
+    "--set",
+    "selfplay.max_turns=3",
 )
 
 
 def copy_checkout(dest: Path) -> Path:
     """The files a clone holds (tracked + untracked-but-not-ignored), so building leaves the repo clean."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
-                            capture_output=True, check=False)
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=False
+    )
     if listed.returncode == 0:
         for name in filter(None, listed.stdout.decode().split("\0")):
             source = ROOT / name
@@ -52,8 +61,14 @@ def copy_checkout(dest: Path) -> Path:
                 (dest / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, dest / name)
     else:  # not a git checkout (an unpacked sdist, say)
-        shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
-            ".git", ".venv*", "runs", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".cache"))
+        shutil.copytree(
+            ROOT,
+            dest,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns(
+                ".git", ".venv*", "runs", "build", "dist", "*.egg-info", "__pycache__", ".*_cache", ".cache"
+            ),
+        )
     return dest
 
 
@@ -87,10 +102,20 @@ class Shell:
         self.env, self.cwd = env, cwd
         self.times: list[tuple[str, float]] = []
 
-    def __call__(self, *cmd: str | Path, ok: bool = True, timeout: float = 900, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *cmd: str | Path, ok: bool = True, timeout: float = 900, stdin: str = ""
+    ) -> subprocess.CompletedProcess[str]:
         t0 = time.perf_counter()
-        result = subprocess.run([str(c) for c in cmd], cwd=self.cwd, env=self.env, capture_output=True,
-                                text=True, timeout=timeout, check=False, input=stdin)
+        result = subprocess.run(
+            [str(c) for c in cmd],
+            cwd=self.cwd,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            input=stdin,
+        )
         self.times.append((" ".join([Path(cmd[0]).name, *map(str, cmd[1:4])]), round(time.perf_counter() - t0, 1)))
         if ok:
             assert result.returncode == 0, f"{cmd}: exit {result.returncode}\n{result.stdout}\n{result.stderr}"
@@ -124,8 +149,18 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "License-Expression: Apache-2.0" in metadata
 
-    sh(python, "-m", "pip", "install", "-q", "--no-compile", "-c", constraints(tmp_path / "pins.txt"), wheel,
-       timeout=1800)
+    sh(
+        python,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-compile",
+        "-c",
+        constraints(tmp_path / "pins.txt"),
+        wheel,
+        timeout=1800,
+    )
     where = sh(python, "-c", "import spade_async, torch; print(spade_async.__file__); print(torch.__version__)")
     installed_at, torch_version = where.stdout.split()
     assert Path(installed_at).is_relative_to(venv_dir), installed_at  # not the checkout
@@ -178,6 +213,8 @@ def test_wheel_installs_and_runs_from_an_empty_folder(tmp_path: Path) -> None:
     assert (home / "runs" / "tiny" / "run.sqlite").is_file()
     assert (home / "runs" / "tiny" / "checkpoints" / "step_1").is_dir()  # step 1, as the console said
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"\nwheel test: build+install {t_installed - t_start:.0f}s, total {time.perf_counter() - t_start:.0f}s wall, "
-          f"commands' CPU {cpu.ru_utime - cpu_start.ru_utime:.0f}s user + {cpu.ru_stime - cpu_start.ru_stime:.0f}s sys; "
-          f"per command (s): {sh.times}")
+    print(
+        f"\nwheel test: build+install {t_installed - t_start:.0f}s, total {time.perf_counter() - t_start:.0f}s wall, "
+        f"commands' CPU {cpu.ru_utime - cpu_start.ru_utime:.0f}s user + {cpu.ru_stime - cpu_start.ru_stime:.0f}s sys; "
+        f"per command (s): {sh.times}"
+    )

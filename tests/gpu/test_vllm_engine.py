@@ -30,8 +30,13 @@ async def test_vllm_logprobs_match_forward(tmp_path) -> None:
     from spade_async.hardware.placement import resolve_placement
 
     model = os.environ.get("SPADE_GPU_MODEL") or str(model_dir())
-    cfg = Config.model_validate({"run": {"device": "cuda"}, "engine": {"backend": "vllm", "gpu_memory_utilization": 0.3, "max_model_len": 1024},
-                                 "placement": {"gpus": [0]}})
+    cfg = Config.model_validate(
+        {
+            "run": {"device": "cuda"},
+            "engine": {"backend": "vllm", "gpu_memory_utilization": 0.3, "max_model_len": 1024},
+            "placement": {"gpus": [0]},
+        }
+    )
     engine = VLLMEngine(model, cfg, resolve_placement(cfg, cuda_device_count()))
     prompt = engine.chat_prompt([{"role": "user", "content": "Say hello."}])
     out = (await engine.generate([GenerationRequest(prompt, Sampling(temperature=0.7, max_new_tokens=8, seed=0))]))[0]

@@ -40,7 +40,7 @@ def tiny_adapter_run(tmp_path: Path, model_dir: Path, step: int = 2) -> Path:
     (run / "config.toml").write_text(
         f'[run]\ndevice = "cpu"\nrun_dir = "{run}"\n[model]\nname = "{model_dir}"\n'
         '[engine]\nmax_model_len = 2048\n[engine.agent]\nmax_new_tokens = 8\nstop = ["}"]\n'
-        '[selfplay]\nmax_turns = 2\nmax_context_tokens = 1024\naction_prefill = true\n'
+        "[selfplay]\nmax_turns = 2\nmax_context_tokens = 1024\naction_prefill = true\n"
         '[log]\nbackends = ["console", "tensorboard"]\n'
     )
 
@@ -51,6 +51,8 @@ def tiny_adapter_run(tmp_path: Path, model_dir: Path, step: int = 2) -> Path:
     anyio.run(init_db)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(str(model_dir))
-    lora = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    lora = get_peft_model(
+        model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    )
     lora.save_pretrained(str(run / "checkpoints" / f"step_{step}" / "adapter"))
     return run

@@ -21,8 +21,9 @@ def main(root: Path, steps: int, resume: bool) -> int:
 
     async def go() -> int:
         engine = ScriptedEngine(policies={"designer": numbered_designer()})
-        async with open_run(cfg, resume=resume, force=True, engine=engine, learner=ScriptedLearner(),
-                            report=lambda s: None) as pipeline:
+        async with open_run(
+            cfg, resume=resume, force=True, engine=engine, learner=ScriptedLearner(), report=lambda s: None
+        ) as pipeline:
             await pipeline.run(sync=True)
             await pipeline.store.set_run_status("finished")
         return 0

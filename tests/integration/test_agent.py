@@ -42,9 +42,18 @@ async def test_playing_the_solution_wins(pool: SandboxPool, name: str) -> None:
     seed_env = SEEDS[name]
     actions = await solution_of(pool, seed_env.source, seed=3)
     engine = scripted_actions(actions)
-    ep = await play_episode(engine, pool, env_id=name, source=seed_env.source, seed=3, hint=None,
-                            sampling=Sampling(max_new_tokens=200), max_turns=len(actions) + 2,
-                            max_context_tokens=100_000, no_action_penalty=-0.1)
+    ep = await play_episode(
+        engine,
+        pool,
+        env_id=name,
+        source=seed_env.source,
+        seed=3,
+        hint=None,
+        sampling=Sampling(max_new_tokens=200),
+        max_turns=len(actions) + 2,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.1,
+    )
     assert ep.error is None
     assert ep.outcome == 1.0 and not ep.truncated
     assert ep.turns == len(actions) == ep.n_actions
@@ -52,18 +61,36 @@ async def test_playing_the_solution_wins(pool: SandboxPool, name: str) -> None:
 
 async def test_no_action_gets_the_penalty_and_truncates(pool: SandboxPool) -> None:
     engine = ScriptedEngine(policies={"agent": lambda prompt, rng: "I am not sure what to do."})
-    ep = await play_episode(engine, pool, env_id="g", source=SEEDS["number_guess"].source, seed=0, hint=None,
-                            sampling=Sampling(max_new_tokens=64), max_turns=3, max_context_tokens=100_000,
-                            no_action_penalty=-0.1)
+    ep = await play_episode(
+        engine,
+        pool,
+        env_id="g",
+        source=SEEDS["number_guess"].source,
+        seed=0,
+        hint=None,
+        sampling=Sampling(max_new_tokens=64),
+        max_turns=3,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.1,
+    )
     assert ep.outcome == -0.1 and ep.truncated and ep.turns == 3 and ep.n_actions == 0
     assert "No action found" in ep.transcript[2]["text"]
 
 
 async def test_loss_mask_covers_exactly_the_sampled_tokens(pool: SandboxPool) -> None:
     engine = scripted_actions(["guess 1", "guess 2", "guess 3"])  # seed 5's secret is none of these
-    ep = await play_episode(engine, pool, env_id="g", source=SEEDS["number_guess"].source, seed=5, hint="Use binary search.",
-                            sampling=Sampling(max_new_tokens=64), max_turns=3, max_context_tokens=100_000,
-                            no_action_penalty=-0.1)
+    ep = await play_episode(
+        engine,
+        pool,
+        env_id="g",
+        source=SEEDS["number_guess"].source,
+        seed=5,
+        hint="Use binary search.",
+        sampling=Sampling(max_new_tokens=64),
+        max_turns=3,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.1,
+    )
     assert len(ep.input_ids) == len(ep.loss_mask) == len(ep.behaviour_logprobs)
     trained = engine.decode([t for t, m in zip(ep.input_ids, ep.loss_mask, strict=True) if m])
     said = "".join(t["text"] for t in ep.transcript if t["role"] == "agent")
@@ -82,8 +109,18 @@ async def test_loss_mask_covers_exactly_the_sampled_tokens(pool: SandboxPool) ->
 async def test_env_failure_is_reported_not_raised(pool: SandboxPool) -> None:
     source = SEEDS["number_guess"].source.replace("def step(self, action):", "def step(self, action):\n        1 / 0")
     engine = scripted_actions(["guess 50"])
-    ep = await play_episode(engine, pool, env_id="x", source=source, seed=0, hint=None, sampling=Sampling(),
-                            max_turns=2, max_context_tokens=100_000, no_action_penalty=-0.1)
+    ep = await play_episode(
+        engine,
+        pool,
+        env_id="x",
+        source=source,
+        seed=0,
+        hint=None,
+        sampling=Sampling(),
+        max_turns=2,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.1,
+    )
     assert ep.error is not None and "ZeroDivisionError" in ep.error
 
 
@@ -91,9 +128,19 @@ async def test_tiny_model_episode_aligns_tokens(pool: SandboxPool, tiny_model_di
     from spade_async.engine.hf import HFEngine
 
     engine = HFEngine(tiny_model_dir, seed=0)
-    ep = await play_episode(engine, pool, env_id="g", source=SEEDS["number_guess"].source, seed=1, hint=None,
-                            sampling=Sampling(max_new_tokens=8, stop=("}",)), max_turns=3, max_context_tokens=4096,
-                            no_action_penalty=-0.1, action_prefill=True)
+    ep = await play_episode(
+        engine,
+        pool,
+        env_id="g",
+        source=SEEDS["number_guess"].source,
+        seed=1,
+        hint=None,
+        sampling=Sampling(max_new_tokens=8, stop=("}",)),
+        max_turns=3,
+        max_context_tokens=4096,
+        no_action_penalty=-0.1,
+        action_prefill=True,
+    )
     assert ep.error is None and ep.turns == 3
     assert ep.n_actions == 3  # the prefill makes every turn an action
     sampled = [i for i, m in enumerate(ep.loss_mask) if m]

@@ -33,10 +33,12 @@ async def run_lines(tmp_path: Path, designer: object, *, model: str | None = Non
 async def test_each_design_and_its_verdict_is_on_the_console(tmp_path: Path) -> None:
     lines = await run_lines(tmp_path, alternating_designer())
     summaries = [ln for ln in lines if "designer:" in ln]
-    assert summaries == ["step    1 | designer: 1/2 designs admitted; 1 environment(s) from memory (seed games "
-                         "or past designs) fill the live pool",
-                         "step    3 | designer: 1/2 designs admitted; 1 environment(s) from memory (seed games "
-                         "or past designs) fill the live pool"]
+    assert summaries == [
+        "step    1 | designer: 1/2 designs admitted; 1 environment(s) from memory (seed games "
+        "or past designs) fill the live pool",
+        "step    3 | designer: 1/2 designs admitted; 1 environment(s) from memory (seed games "
+        "or past designs) fill the live pool",
+    ]
     designs = [ln for ln in lines if ln.startswith("  design ")]
     assert len(designs) == 4
     assert sum(ln.endswith(": admitted") for ln in designs) == 2
@@ -50,7 +52,9 @@ async def test_an_embedded_model_that_designs_nothing_is_told_apart_once(tmp_pat
         return f"```python\n{next(designs)}```"
 
     lines = await run_lines(tmp_path, broken, model="embedded:smollm2-135m-instruct")
-    assert next(ln.split("|")[1].strip() for ln in lines if "designer:" in ln).startswith("designer: 0/2 designs admitted")
+    assert next(ln.split("|")[1].strip() for ln in lines if "designer:" in ln).startswith(
+        "designer: 0/2 designs admitted"
+    )
     told = [ln for ln in lines if "a model this small" in ln]
     assert len(told) == 1 and "docs/gpu.md" in told[0]
 

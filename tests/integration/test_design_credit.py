@@ -45,15 +45,19 @@ def designer_samples(engine: ScriptedEngine, learner: ScriptedLearner) -> list[t
     return out
 
 
-async def run_designs(tmp_path: Path, designs: list[str], edit: Callable[[Config], None] | None = None,
-                      ) -> tuple[ScriptedEngine, ScriptedLearner, Path]:
+async def run_designs(
+    tmp_path: Path,
+    designs: list[str],
+    edit: Callable[[Config], None] | None = None,
+) -> tuple[ScriptedEngine, ScriptedLearner, Path]:
     """Two designs per generation (one skill, so they are centred together), 4 steps, k = 2."""
     cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
     if edit is not None:
         edit(cfg)
     cycle = itertools.cycle(designs)
-    engine = ScriptedEngine(policies={"designer": lambda prompt, rng: f"```python\n{next(cycle)}```",
-                                      "agent": heads_if_hinted})
+    engine = ScriptedEngine(
+        policies={"designer": lambda prompt, rng: f"```python\n{next(cycle)}```", "agent": heads_if_hinted}
+    )
     learner = ScriptedLearner()
     async with open_run(cfg, engine=engine, learner=learner, report=lambda s: None) as pipeline:
         assert await pipeline.run(sync=True) == 4
@@ -94,7 +98,9 @@ async def test_the_last_generation_is_scored_when_the_run_ends(tmp_path: Path) -
 
 async def test_a_same_generation_duplicate_is_played_once_and_scored_invalid(tmp_path: Path) -> None:
     # Generation 0: the same new game twice. Generation 1: two different new games.
-    engine, learner, db = await run_designs(tmp_path, [coin_variant(1), coin_variant(1), coin_variant(2), coin_variant(3)])
+    engine, learner, db = await run_designs(
+        tmp_path, [coin_variant(1), coin_variant(1), coin_variant(2), coin_variant(3)]
+    )
     first_gen = [(text, s) for text, s in designer_samples(engine, learner) if "(variant 1)" in text]
     assert len(first_gen) == 2
     kept = [s for _, s in first_gen if s.meta["env_id"] is not None]
@@ -130,13 +136,30 @@ async def test_samples_carry_their_roles_temperature_and_hinted_plays_are_not_tr
 
 def fake_design(skill: str = "Pattern Recognition") -> Design:
     job = DesignJob(skill, Document("d", "t", "x"), "fresh")
-    return Design(job=job, prompt_ids=[1, 2], completion=Completion([1, 2], [3, 4], [-0.1, -0.1], "x", "stop", 0),
-                  code=COIN_ENV, hint="h", admitted=True)
+    return Design(
+        job=job,
+        prompt_ids=[1, 2],
+        completion=Completion([1, 2], [3, 4], [-0.1, -0.1], "x", "stop", 0),
+        code=COIN_ENV,
+        hint="h",
+        admitted=True,
+    )
 
 
 def episode(env_id: str, outcome: float, *, error: str | None = None) -> Episode:
-    return Episode(env_id=env_id, hinted=False, seed=0, outcome=outcome, turns=1, truncated=False, transcript=[],
-                   input_ids=[1, 2, 3], loss_mask=[0, 1, 1], behaviour_logprobs=[0.0, -0.1, -0.1], error=error)
+    return Episode(
+        env_id=env_id,
+        hinted=False,
+        seed=0,
+        outcome=outcome,
+        turns=1,
+        truncated=False,
+        transcript=[],
+        input_ids=[1, 2, 3],
+        loss_mask=[0, 1, 1],
+        behaviour_logprobs=[0.0, -0.1, -0.1],
+        error=error,
+    )
 
 
 async def test_errored_plays_count_against_the_design(tmp_path: Path) -> None:
@@ -147,7 +170,10 @@ async def test_errored_plays_count_against_the_design(tmp_path: Path) -> None:
         live = []
         for code in (coin_variant(1), coin_variant(2)):
             env_id = await pipeline.store.record_environment(
-                EnvRecord(code=code, domain="games", skill="Pattern Recognition", origin="fresh", created_step=0, hint="h"))
+                EnvRecord(
+                    code=code, domain="games", skill="Pattern Recognition", origin="fresh", created_step=0, hint="h"
+                )
+            )
             live.append(LiveEnv(env_id, code, "h", "Pattern Recognition", "fresh", 0, design=fake_design()))
         good, crashy = live
         pipeline.curriculum.live = live

@@ -24,7 +24,7 @@ from spade_async.testing import ScriptedEngine
 
 pytestmark = pytest.mark.anyio
 
-ECHO_ENV = '''SKILL = "Pattern Recognition"
+ECHO_ENV = """SKILL = "Pattern Recognition"
 HINT = "Type the word exactly."
 DESCRIPTION = "Repeat a word."
 
@@ -41,7 +41,7 @@ class Echo(GameEnv):
         said = (self.parse_action(action) or "").strip()
         won = said == self.word
         return ("Yes." if won else "No."), (1.0 if won else 0.0), True, False, {}
-'''
+"""
 
 
 def echo_policy(prompt: str, rng: object) -> str:
@@ -66,8 +66,9 @@ def env_folder(tmp_path: Path) -> Path:
 
 
 def config() -> Config:
-    return Config.model_validate({"run": {"device": "cpu"}, "selfplay": {"max_turns": 2},
-                                  "sandbox": {"max_children": 8}})
+    return Config.model_validate(
+        {"run": {"device": "cpu"}, "selfplay": {"max_turns": 2}, "sandbox": {"max_children": 8}}
+    )
 
 
 def test_heldout_seeds_are_beyond_every_training_seed() -> None:
@@ -111,7 +112,9 @@ async def test_games_suite_on_a_half_right_policy_has_an_interval_around_the_gai
     models = [ModelSpec(BASE), ModelSpec("coin", "/a")]
     async with await SandboxPool.start(config().sandbox) as pool:
         table, _ = await evaluate(engine, pool, config(), [suite], models, concurrency=8)
-    row = next(r for r in summarise(table, models) if r.model == "coin" and r.metric == "win_rate" and r.task == ALL_TASKS)
+    row = next(
+        r for r in summarise(table, models) if r.model == "coin" and r.metric == "win_rate" and r.task == ALL_TASKS
+    )
     assert 0.2 < row.delta < 0.8
     assert row.low < row.delta < row.high
     assert row.low > 0.0  # 40 pairs, ~half flipped to a win: clearly above 0
@@ -159,28 +162,49 @@ async def test_results_go_into_the_evals_table(tmp_path: Path) -> None:
     async with await Store.open(db) as store:
         await store.start_run("r", "", None)
     async with await Store.open(db) as store:  # reopened from outside the run, as `spade-async eval` does
-        await store.record_evals([{"eval_id": "e1", "model": "good", "suite": "games", "task": "*", "metric": "win_rate",
-                                   "n": 12, "mean": 1.0, "base_mean": 0.0, "delta": 1.0, "ci_low": 1.0, "ci_high": 1.0,
-                                   "n_errors": 0, "step": 3, "adapter": "/a", "seconds": 2.5}])
+        await store.record_evals(
+            [
+                {
+                    "eval_id": "e1",
+                    "model": "good",
+                    "suite": "games",
+                    "task": "*",
+                    "metric": "win_rate",
+                    "n": 12,
+                    "mean": 1.0,
+                    "base_mean": 0.0,
+                    "delta": 1.0,
+                    "ci_low": 1.0,
+                    "ci_high": 1.0,
+                    "n_errors": 0,
+                    "step": 3,
+                    "adapter": "/a",
+                    "seconds": 2.5,
+                }
+            ]
+        )
         rows = await store.evals()
     assert rows[0]["run_id"] == 1 and rows[0]["delta"] == 1.0 and rows[0]["step"] == 3
     with sqlite3.connect(db) as conn:
         assert "0003_evals" in {r[0] for r in conn.execute("SELECT name FROM _migrations")}
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ([], "give a RUN_DIR"),
-    (["{tmp}/missing"], "no such run folder"),
-    (["{tmp}"], "not a spade-async run folder"),
-    (["{run}", "--step", "7"], "has no checkpoint"),
-    (["{run}", "--adapter", "{tmp}/none"], "no such folder"),
-    (["{run}", "--adapter", "{tmp}"], "no PEFT adapter here"),
-    (["{run}", "--suite", "gpqa"], "unknown suite"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give a RUN_DIR"),
+        (["{tmp}/missing"], "no such run folder"),
+        (["{tmp}"], "not a spade-async run folder"),
+        (["{run}", "--step", "7"], "has no checkpoint"),
+        (["{run}", "--adapter", "{tmp}/none"], "no such folder"),
+        (["{run}", "--adapter", "{tmp}"], "no PEFT adapter here"),
+        (["{run}", "--suite", "gpqa"], "unknown suite"),
+    ],
+)
 def test_eval_cli_bad_input_is_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     run = tmp_path / "run"
     run.mkdir()
-    (run / "config.toml").write_text("[run]\ndevice = \"cpu\"\n")
+    (run / "config.toml").write_text('[run]\ndevice = "cpu"\n')
     argv = ["eval", *(a.format(tmp=tmp_path, run=run) for a in args)]
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code != 0

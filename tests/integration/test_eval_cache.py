@@ -56,11 +56,13 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, li
 def call(run: Path, envs: Path, *extra: str) -> tuple[dict[str, Any], str]:
     result = CliRunner().invoke(cli, ["eval", str(run), "--suite", f"envs:{envs}", "--episodes", "6", "--json", *extra])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout[result.stdout.index("{"):]), result.stderr
+    return json.loads(result.stdout[result.stdout.index("{") :]), result.stderr
 
 
 def headline(payload: dict[str, Any]) -> dict[str, Any]:
-    return next(r for r in payload["results"] if r["model"] == "step_1" and r["task"] == "*" and r["metric"] == "win_rate")
+    return next(
+        r for r in payload["results"] if r["model"] == "step_1" and r["task"] == "*" and r["metric"] == "win_rate"
+    )
 
 
 def test_second_eval_reuses_the_base_scores(run: tuple[Path, Path, list[CountingEngine]]) -> None:
@@ -74,7 +76,9 @@ def test_second_eval_reuses_the_base_scores(run: tuple[Path, Path, list[Counting
 
     second, err2 = call(run_dir, envs)
     assert 0 not in engines[1].requests_by_version  # the base model generated nothing
-    assert engines[1].requests_by_version[1] == 6 and engines[1].loaded == [(1, str(run_dir / "checkpoints/step_1/adapter"))]
+    assert engines[1].requests_by_version[1] == 6 and engines[1].loaded == [
+        (1, str(run_dir / "checkpoints/step_1/adapter"))
+    ]
     assert second["timing"]["base_cached"] == [f"envs:{envs.name}"]
     assert f"base    0 items to score; cached: envs:{envs.name}" in err2
     assert "estimated time: " in err2 and "(this run folder's earlier evals)" in err2
@@ -86,19 +90,24 @@ def test_second_eval_reuses_the_base_scores(run: tuple[Path, Path, list[Counting
     assert engines[2].requests_by_version[0] == 6 and third["timing"]["base_cached"] == []
 
 
-@pytest.mark.parametrize("change", [
-    ["--episodes", "5"],                                # other items
-    ["--set", "engine.agent.temperature=0.5"],          # other sampling
-    ["--set", "selfplay.max_turns=3"],                  # other episode rules
-    ["--set", "engine.max_model_len=3000"],             # other length limit
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ["--episodes", "5"],  # other items
+        ["--set", "engine.agent.temperature=0.5"],  # other sampling
+        ["--set", "selfplay.max_turns=3"],  # other episode rules
+        ["--set", "engine.max_model_len=3000"],  # other length limit
+    ],
+)
 def test_a_changed_key_scores_the_base_again(run: tuple[Path, Path, list[CountingEngine]], change: list[str]) -> None:
     run_dir, envs, engines = run
     call(run_dir, envs)
-    result = CliRunner().invoke(cli, ["eval", str(run_dir), "--suite", f"envs:{envs}", "--episodes", "6", "--json", *change])
+    result = CliRunner().invoke(
+        cli, ["eval", str(run_dir), "--suite", f"envs:{envs}", "--episodes", "6", "--json", *change]
+    )
     assert result.exit_code == 0, result.output
     assert engines[1].requests_by_version.get(0, 0) > 0  # the base model ran again
-    assert json.loads(result.stdout[result.stdout.index("{"):])["timing"]["base_cached"] == []
+    assert json.loads(result.stdout[result.stdout.index("{") :])["timing"]["base_cached"] == []
     assert len(list((run_dir / CACHE_DIR).glob("*.json"))) == 2  # one entry per key
 
 

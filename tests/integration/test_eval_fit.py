@@ -24,7 +24,9 @@ class LimitedEngine(ScriptedEngine):
     """A scripted engine with an engine limit; records what each request would need."""
 
     def __init__(self, max_model_len: int) -> None:
-        super().__init__(policies={"agent": lambda p, r: "guess \\boxed{50}", "eval": lambda p, r: "<answer>1</answer>"})
+        super().__init__(
+            policies={"agent": lambda p, r: "guess \\boxed{50}", "eval": lambda p, r: "<answer>1</answer>"}
+        )
         self.max_model_len = max_model_len
         self.needed: list[int] = []
 
@@ -40,8 +42,9 @@ async def pool() -> AsyncIterator[SandboxPool]:
 
 
 async def test_games_episodes_stay_inside_the_engine_limit(pool: SandboxPool) -> None:
-    cfg = Config.model_validate({"selfplay": {"max_turns": 50, "max_context_tokens": 100_000},
-                                 "engine": {"agent": {"max_new_tokens": 24}}})
+    cfg = Config.model_validate(
+        {"selfplay": {"max_turns": 50, "max_context_tokens": 100_000}, "engine": {"agent": {"max_new_tokens": 24}}}
+    )
     guess = next(s for s in load_seeds() if s.name == "number_guess")
     suite = GamesSuite("g", [guess], episodes=1)
     first = ScriptedEngine().chat_prompt([{"role": "system", "content": "x"}])  # a rough prompt size, in characters

@@ -18,11 +18,26 @@ pytestmark = pytest.mark.slow
 
 def test_eval_cli_scores_base_and_checkpoint_adapter(tmp_path: Path, tiny_model_dir: Path) -> None:
     run = tiny_adapter_run(tmp_path, tiny_model_dir)
-    result = CliRunner().invoke(cli, ["eval", str(run), "--suite", "games:easy", "--episodes", "1",
-                                      "--suite", "reasoning_gym:logic", "--rg-size", "2",
-                                      "--rg-max-new-tokens", "8", "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            str(run),
+            "--suite",
+            "games:easy",
+            "--episodes",
+            "1",
+            "--suite",
+            "reasoning_gym:logic",
+            "--rg-size",
+            "2",
+            "--rg-max-new-tokens",
+            "8",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    payload = json.loads(result.stdout[result.stdout.index("{"):])
+    payload = json.loads(result.stdout[result.stdout.index("{") :])
     assert payload["suites"] == ["games:easy", "reasoning_gym:logic"]
     rows = payload["results"]
     adapter = [r for r in rows if r["model"] == "step_2"]

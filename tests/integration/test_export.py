@@ -102,8 +102,10 @@ def test_exported_envs_register_with_gymnasium_and_run_as_a_fixed_pool(tmp_path:
             assert await p.run(sync=True) == 1
 
     anyio.run(go)
-    played = rows(Path(cfg.run.run_dir) / "run.sqlite",
-                  "SELECT DISTINCT e.code FROM episodes p JOIN environments e ON e.id = p.env_id")
+    played = rows(
+        Path(cfg.run.run_dir) / "run.sqlite",
+        "SELECT DISTINCT e.code FROM episodes p JOIN environments e ON e.id = p.env_id",
+    )
     assert [c for (c,) in played] == [(out / manifest[0]["file"]).read_text()]
 
 
@@ -112,8 +114,10 @@ def test_exported_folder_registers_in_a_fresh_interpreter(tmp_path: Path) -> Non
     out = tmp_path / "my_envs"
     assert CliRunner().invoke(cli, ["export", "envs", str(run), str(out)]).exit_code == 0
     gym_id = json.loads((out / "manifest.json").read_text())["envs"][0]["gym_id"]
-    code = (f"import gymnasium; env = gymnasium.make('my_envs:{gym_id}'); obs, _ = env.reset(seed=1); "
-            "print(obs); env.close()")
+    code = (
+        f"import gymnasium; env = gymnasium.make('my_envs:{gym_id}'); obs, _ = env.reset(seed=1); "
+        "print(obs); env.close()"
+    )
     import os
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path.cwd())])}

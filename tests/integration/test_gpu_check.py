@@ -24,8 +24,14 @@ CUDA_ONLY = {
 
 def run_check(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:
     env = {**os.environ, "PYTHON": sys.executable, "GPU_WHEELS": str(tmp_path / "no-wheels"), "OUT": str(tmp_path)}
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh"), *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "gpu_check.sh"), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     report = json.loads((tmp_path / "gpu_check.json").read_text())
     return proc, report
 

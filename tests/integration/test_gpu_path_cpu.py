@@ -67,14 +67,31 @@ def vllm_front(hf: HFEngine) -> VLLMEngine:
 
 def long_job(origin: str = "fresh", parent_code: str = "") -> DesignJob:
     code = load_seeds()[0].source
-    examples = [Example(EnvRecord(code=code + f"\n# variant {i}\n", domain="games", skill="Logical Deduction",
-                                  origin="seed", created_step=0, win_rate=0.5), "in_band") for i in range(3)]
+    examples = [
+        Example(
+            EnvRecord(
+                code=code + f"\n# variant {i}\n",
+                domain="games",
+                skill="Logical Deduction",
+                origin="seed",
+                created_step=0,
+                win_rate=0.5,
+            ),
+            "in_band",
+        )
+        for i in range(3)
+    ]
     doc = Document("d", "A long document", "The rules of a long board game. " * 250)
-    parent = EnvRecord(code=parent_code, domain="games", skill="Logical Deduction", origin="seed", created_step=0) if parent_code else None
+    parent = (
+        EnvRecord(code=parent_code, domain="games", skill="Logical Deduction", origin="seed", created_step=0)
+        if parent_code
+        else None
+    )
     return DesignJob("Logical Deduction", doc, origin, parent=parent, examples=examples, change="one change")
 
 
 # -- prompt fitting --------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("which", ["hf", "vllm"])
 def test_designer_prompt_is_fitted_to_the_budget(hf: HFEngine, which: str) -> None:
@@ -123,9 +140,17 @@ async def pool() -> AsyncIterator[SandboxPool]:
 
 async def test_a_long_design_job_runs_on_the_hf_engine(hf: HFEngine, pool: SandboxPool) -> None:
     """Before fitting, this prompt raised 'exceeds engine.max_model_len' and ended the step."""
-    design = await design_environment(hf, pool, long_job(), designer_sampling=Sampling(max_new_tokens=256, seed=0),
-                                      hint_sampling=Sampling(max_new_tokens=64), max_turns=5, repair_turns=1,
-                                      separate_hint_call=True, max_model_len=hf.max_model_len)
+    design = await design_environment(
+        hf,
+        pool,
+        long_job(),
+        designer_sampling=Sampling(max_new_tokens=256, seed=0),
+        hint_sampling=Sampling(max_new_tokens=64),
+        max_turns=5,
+        repair_turns=1,
+        separate_hint_call=True,
+        max_model_len=hf.max_model_len,
+    )
     assert len(design.prompt_ids) + 256 <= hf.max_model_len
     assert len(design.completion.token_ids) > 0
 
@@ -143,14 +168,24 @@ async def test_agent_transcripts_stay_inside_the_engine_limit(tiny_model_dir: Pa
         return await generate(requests)
 
     engine.generate = recording  # type: ignore[method-assign]
-    ep = await play_episode(engine, pool, env_id="g", source=seed_env.source, seed=0, hint="Use binary search.",
-                            sampling=Sampling(max_new_tokens=24), max_turns=50, max_context_tokens=budget,
-                            no_action_penalty=-0.1)
+    ep = await play_episode(
+        engine,
+        pool,
+        env_id="g",
+        source=seed_env.source,
+        seed=0,
+        hint="Use binary search.",
+        sampling=Sampling(max_new_tokens=24),
+        max_turns=50,
+        max_context_tokens=budget,
+        no_action_penalty=-0.1,
+    )
     assert ep.error is None and 1 <= ep.turns < 50  # the budget, not max_turns, ended it
     assert len(sent) == ep.turns and max(sent) <= 300  # every request fitted the engine
 
 
 # -- enable_thinking -------------------------------------------------------------------
+
 
 def test_enable_thinking_reaches_the_chat_template(tiny_model_dir: Path) -> None:
     engine = HFEngine(tiny_model_dir, seed=0)
@@ -164,20 +199,39 @@ def test_enable_thinking_reaches_the_chat_template(tiny_model_dir: Path) -> None
 
 async def test_each_role_renders_with_its_own_thinking_switch(pool: SandboxPool) -> None:
     engine = ScriptedEngine(policies={"agent": lambda p, r: "guess \\boxed{50}"})
-    cfg = EngineConfig.model_validate({"designer": {"enable_thinking": True}, "agent": {"enable_thinking": False},
-                                       "hint": {"enable_thinking": False}})
+    cfg = EngineConfig.model_validate(
+        {"designer": {"enable_thinking": True}, "agent": {"enable_thinking": False}, "hint": {"enable_thinking": False}}
+    )
     designer, agent, hint = (Sampling.from_config(s) for s in (cfg.designer, cfg.agent, cfg.hint))
     assert (designer.enable_thinking, agent.enable_thinking, hint.enable_thinking) == (True, False, False)
-    await design_environment(engine, pool, long_job(), designer_sampling=designer, hint_sampling=hint, max_turns=5,
-                             repair_turns=0, separate_hint_call=True)
+    await design_environment(
+        engine,
+        pool,
+        long_job(),
+        designer_sampling=designer,
+        hint_sampling=hint,
+        max_turns=5,
+        repair_turns=0,
+        separate_hint_call=True,
+    )
     assert engine.chats[-1][1] is True and "Python programs" in engine.chats[-1][0][0]["content"]
     engine.chats.clear()
     await write_hint(engine, "class G: pass", hint)
     assert [flag for _, flag in engine.chats] == [False]
     engine.chats.clear()
     seed_env = next(s for s in load_seeds() if s.name == "number_guess")
-    await play_episode(engine, pool, env_id="g", source=seed_env.source, seed=0, hint=None, sampling=agent,
-                       max_turns=3, max_context_tokens=100_000, no_action_penalty=-0.1)
+    await play_episode(
+        engine,
+        pool,
+        env_id="g",
+        source=seed_env.source,
+        seed=0,
+        hint=None,
+        sampling=agent,
+        max_turns=3,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.1,
+    )
     assert len(engine.chats) >= 2  # the first prompt and the seam of each later turn
     assert all(flag is False for _, flag in engine.chats)
 
@@ -190,6 +244,7 @@ def test_qwen3_presets_turn_thinking_off_for_every_role() -> None:
 
 
 # -- HF engine: seeds and stops --------------------------------------------------------
+
 
 async def test_a_seeded_request_samples_the_same_alone_or_batched(hf: HFEngine) -> None:
     prompt = hf.chat_prompt([{"role": "user", "content": "Pick a number."}])
@@ -222,7 +277,10 @@ async def test_hf_stops_at_every_stop_id_like_vllm(tiny_model_dir: Path) -> None
 
 # -- QLoRA -----------------------------------------------------------------------------
 
-def test_qlora_prepares_the_base_with_non_reentrant_checkpointing(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_qlora_prepares_the_base_with_non_reentrant_checkpointing(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """bitsandbytes needs CUDA, so the 4-bit load is replaced by the float model; everything
     after it (PEFT's k-bit preparation, LoRA, the optimizer) is the real code path."""
     import peft
@@ -245,8 +303,13 @@ def test_qlora_prepares_the_base_with_non_reentrant_checkpointing(tiny_model_dir
 
     monkeypatch.setattr(peft, "prepare_model_for_kbit_training", spy)
     monkeypatch.setattr(trainer_mod, "_load_base", load_float)
-    trainer = trainer_mod.Trainer(str(tiny_model_dir), ModelConfig(qlora=True, lora_rank=8), LearnerConfig(),
-                                  device="cpu", gradient_checkpointing=True)
+    trainer = trainer_mod.Trainer(
+        str(tiny_model_dir),
+        ModelConfig(qlora=True, lora_rank=8),
+        LearnerConfig(),
+        device="cpu",
+        gradient_checkpointing=True,
+    )
     assert calls == [{"use_gradient_checkpointing": True, "gradient_checkpointing_kwargs": {"use_reentrant": False}}]
     base = trainer.model.get_base_model()
     assert base.is_gradient_checkpointing
@@ -254,6 +317,7 @@ def test_qlora_prepares_the_base_with_non_reentrant_checkpointing(tiny_model_dir
 
 
 # -- adapters on disk ------------------------------------------------------------------
+
 
 class VersionedLearner:
     def __init__(self, version: int) -> None:
@@ -287,11 +351,14 @@ def test_pruning_an_empty_run_folder_is_a_no_op(tmp_path: Path) -> None:
 
 # -- scripts/gpu_smoke.sh --------------------------------------------------------------
 
+
 def test_gpu_smoke_script_runs_a_valid_qlora_config_without_downloads() -> None:
     script = (ROOT / "scripts" / "gpu_smoke.sh").read_text()
     assert "set -euo pipefail" in script
     assert "|| true" not in script  # a failed step fails the script
-    assert not re.search(r"\b[A-Z][\w-]+/[\w.-]+-\d", script.replace("runs/gpu-smoke", ""))  # no hub id like Qwen/Qwen3-0.6B
+    assert not re.search(
+        r"\b[A-Z][\w-]+/[\w.-]+-\d", script.replace("runs/gpu-smoke", "")
+    )  # no hub id like Qwen/Qwen3-0.6B
     assert "MODEL=${1:-embedded:smollm2-135m-instruct}" in script
     config_path = re.search(r"^CONFIG=(\S+)$", script, re.M)
     assert config_path is not None
@@ -304,6 +371,7 @@ def test_gpu_smoke_script_runs_a_valid_qlora_config_without_downloads() -> None:
 
 
 # -- hub ids resolve to the local cache, never to a download ----------------------------
+
 
 def test_a_hub_id_resolves_to_its_cached_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from spade_async.engine.embedded import EmbeddedModelError, resolve_model_path

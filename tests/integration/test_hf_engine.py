@@ -117,7 +117,9 @@ async def test_load_adapter_changes_generations(tiny_model_dir: Path, tmp_path: 
     prompt = [1, 2, 3, 4]
     before = forward_logprobs(engine, prompt, [42], 1.0)[0]
     model = AutoModelForCausalLM.from_pretrained(str(tiny_model_dir))
-    peft_model = get_peft_model(model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    peft_model = get_peft_model(
+        model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    )
     peft_model.save_pretrained(str(tmp_path / "v1"))
     await engine.load_adapter(1, str(tmp_path / "v1"))
     assert engine.adapter_version == 1
@@ -126,7 +128,10 @@ async def test_load_adapter_changes_generations(tiny_model_dir: Path, tmp_path: 
     after = forward_logprobs(engine, prompt, [42], 1.0)[0]
     assert abs(after - before) > 1e-4
     # A second version replaces the first.
-    peft2 = get_peft_model(AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"], init_lora_weights=False))
+    peft2 = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
+        LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"], init_lora_weights=False),
+    )
     peft2.save_pretrained(str(tmp_path / "v2"))
     await engine.load_adapter(2, str(tmp_path / "v2"))
     assert engine.adapter_version == 2
@@ -158,8 +163,10 @@ async def test_prefix_cache_is_dropped_when_the_adapter_changes(tiny_model_dir: 
     engine = HFEngine(tiny_model_dir, seed=0)
     await engine.generate([GenerationRequest([1, 2, 3, 4], Sampling(max_new_tokens=3))])
     assert len(engine.prefix_cache) == 1
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
-                           LoraConfig(r=4, target_modules=["q_proj"], init_lora_weights=False))
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
+        LoraConfig(r=4, target_modules=["q_proj"], init_lora_weights=False),
+    )
     model.save_pretrained(str(tmp_path / "v1"))
     await engine.load_adapter(1, str(tmp_path / "v1"))
     assert len(engine.prefix_cache) == 0

@@ -39,7 +39,7 @@ from tests.sandbox.test_hostile_controller import (
 
 pytestmark = pytest.mark.anyio
 
-HIDDEN = '''
+HIDDEN = """
 
 class Hidden(dict):
     def values(self):
@@ -47,9 +47,12 @@ class Hidden(dict):
 
     def items(self):
         return []
-'''
+"""
 
-HOSTILE_GAME = COIN_ENV.replace("class WeightedCoin(GameEnv):", "class HostileCoin(GameEnv):") + HIDDEN + '''
+HOSTILE_GAME = (
+    COIN_ENV.replace("class WeightedCoin(GameEnv):", "class HostileCoin(GameEnv):")
+    + HIDDEN
+    + """
 
 _step = HostileCoin.step
 
@@ -76,9 +79,13 @@ def _remember_seed(self, seed=None):
 
 HostileCoin.step = _hostile_step
 HostileCoin.reset = _remember_seed
-'''
+"""
+)
 
-HOSTILE_TOOLS = VAULT_ENV.replace("class Vault(ToolUseEnv):", "class HostileVault(ToolUseEnv):") + HIDDEN + '''
+HOSTILE_TOOLS = (
+    VAULT_ENV.replace("class Vault(ToolUseEnv):", "class HostileVault(ToolUseEnv):")
+    + HIDDEN
+    + """
 
 _reset = HostileVault.reset
 
@@ -95,7 +102,8 @@ def _hostile_reset(self, seed=None):
 
 
 HostileVault.reset = _hostile_reset
-'''
+"""
+)
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -108,16 +116,34 @@ def config(tmp_path: Path, domain: str, mode: str, pool: dict[str, str]) -> Conf
     folder.mkdir()
     for name, source in pool.items():
         (folder / f"{name}.py").write_text(source)
-    return Config.model_validate({
-        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 2, "checkpoint_every": 2, "device": "cpu",
-                "seed": 7},  # play seeds are then never the admission seeds 0 and 1
-        "selfplay": {"domain": domain, "mode": mode, "envs_per_step": 2, "plays": 3, "hinted_plays": 2,
-                     "regen_every": 2, "skills_per_regen": 1, "max_turns": 3, "repair_turns": 0,
-                     "mutation_fraction": 0.0, "fixed_pool": str(folder), "max_off_policy_steps": 1},
-        "memory": {"examples_shown": 1, "embed_model": "hashing", "seed_tier": "easy"},
-        "sandbox": {"call_timeout_s": 2.0, "max_children": 16},
-        "engine": {"designer": {"max_new_tokens": 8192}, "agent": {"max_new_tokens": 256}},
-    })
+    return Config.model_validate(
+        {
+            "run": {
+                "run_dir": str(tmp_path / "run"),
+                "max_steps": 2,
+                "checkpoint_every": 2,
+                "device": "cpu",
+                "seed": 7,
+            },  # play seeds are then never the admission seeds 0 and 1
+            "selfplay": {
+                "domain": domain,
+                "mode": mode,
+                "envs_per_step": 2,
+                "plays": 3,
+                "hinted_plays": 2,
+                "regen_every": 2,
+                "skills_per_regen": 1,
+                "max_turns": 3,
+                "repair_turns": 0,
+                "mutation_fraction": 0.0,
+                "fixed_pool": str(folder),
+                "max_off_policy_steps": 1,
+            },
+            "memory": {"examples_shown": 1, "embed_model": "hashing", "seed_tier": "easy"},
+            "sandbox": {"call_timeout_s": 2.0, "max_children": 16},
+            "engine": {"designer": {"max_new_tokens": 8192}, "agent": {"max_new_tokens": 256}},
+        }
+    )
 
 
 CASES = {
@@ -163,8 +189,9 @@ async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: s
     cfg = config(tmp_path, domain, mode, folder)
     # The designed hostile env differs from the seed's code (else it is refused as a copy of memory).
     designs = itertools.cycle([benign, hostile + "\nDESIGNED = True\n"])
-    engine = TemplateEngine(policies={"designer": lambda p, r: f"```python\n{next(designs)}```",
-                                      "agent": agent(domain)})
+    engine = TemplateEngine(
+        policies={"designer": lambda p, r: f"```python\n{next(designs)}```", "agent": agent(domain)}
+    )
     retirements: list[Retired] = []  # every generation's scoring, the last one's at the end of the run too
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         retire = pipeline.curriculum.retire
@@ -186,15 +213,15 @@ async def test_hostile_env_ends_only_itself(tmp_path: Path, domain: str, mode: s
     plays = 2 * sp.plays + sp.hinted_plays
     assert not rows(db, "SELECT message FROM events WHERE message LIKE '%play audit%'")  # not the audit's catch
     if mode == "fixed":
-        (hostile_id, origin, _, _, _, _), = hostile_rows
+        ((hostile_id, origin, _, _, _, _),) = hostile_rows
         assert origin == "seed" and not rows(db, "SELECT message FROM events WHERE kind = 'rejected'")
         assert_every_play_ended_as_its_error(db, hostile_id, domain, plays)
         return
     designed = [r for r in hostile_rows if r[1] != "seed"]
-    (seed_id, *_), = [r for r in hostile_rows if r[1] == "seed"]
+    ((seed_id, *_),) = [r for r in hostile_rows if r[1] == "seed"]
     # The designed copy: rejected by admission, with the reason, stored as invalid, never played.
     assert len(designed) == 1, hostile_rows
-    (design_id, _, valid, status, reasons, _), = designed
+    ((design_id, _, valid, status, reasons, _),) = designed
     assert (valid, status) == (0, "invalid")
     assert any(why in reason for reason in json.loads(reasons) for why in ADMISSION_FAILURE), reasons
     rejected = [m for (m,) in rows(db, "SELECT message FROM events WHERE kind = 'rejected'")]

@@ -33,8 +33,12 @@ def eval_config(tmp_path: Path, *, every: int, max_steps: int, checkpoint_every:
     cfg.run.max_steps = max_steps
     cfg.run.checkpoint_every = checkpoint_every
     cfg.sandbox.call_timeout_s = 10.0  # a starved 2-core machine must not turn an episode into an error
-    return Config.model_validate({**cfg.model_dump(), "eval": {
-        "every": every, "suite": f"envs:{tmp_path / 'pool'}", "episodes": 8, "concurrency": 4}})
+    return Config.model_validate(
+        {
+            **cfg.model_dump(),
+            "eval": {"every": every, "suite": f"envs:{tmp_path / 'pool'}", "episodes": 8, "concurrency": 4},
+        }
+    )
 
 
 def trained_engine() -> ScriptedEngine:
@@ -74,7 +78,10 @@ async def test_rows_at_due_steps_paired_against_the_base(tmp_path: Path) -> None
     db = tmp_path / "run" / "run.sqlite"
     found = rows(db, EVALS + " ORDER BY id")
     base = [r for r in found if r[0] == "loop-base"]
-    assert {(r[1], r[2], r[3], r[4]) for r in base} == {(None, "base", None, "return"), (None, "base", None, "win_rate")}
+    assert {(r[1], r[2], r[3], r[4]) for r in base} == {
+        (None, "base", None, "return"),
+        (None, "base", None, "win_rate"),
+    }
     assert all(r[5] == 8 and r[8] is None for r in base)  # one environment x 8 held-out episodes
     assert next(r[6] for r in base if r[4] == "return") < 0.5  # the base calls tails: it loses most flips
     loop = [r for r in found if r[0].startswith("loop-step-")]
@@ -164,7 +171,11 @@ async def test_resume_drops_replayed_evaluations_and_keeps_the_base(tmp_path: Pa
     assert isinstance(innermost(raised.value), InjectedFailure)
     db = tmp_path / "run" / "run.sqlite"
     assert rows(db, "SELECT max(step) FROM checkpoints") == [(1,)]
-    assert rows(db, "SELECT DISTINCT step FROM evals WHERE eval_id LIKE 'loop-step-%' ORDER BY step") == [(0,), (1,), (2,)]
+    assert rows(db, "SELECT DISTINCT step FROM evals WHERE eval_id LIKE 'loop-step-%' ORDER BY step") == [
+        (0,),
+        (1,),
+        (2,),
+    ]
     base_before = rows(db, "SELECT id, mean FROM evals WHERE eval_id = 'loop-base' ORDER BY id")
     step2_before = rows(db, "SELECT max(created_at) FROM evals WHERE step = 2")[0][0]
 
@@ -179,7 +190,13 @@ async def test_resume_drops_replayed_evaluations_and_keeps_the_base(tmp_path: Pa
         assert await p.run(sync=True) == 3
         assert p.loop_eval.evaluated == [2, 3, 4]
     assert rows(db, "SELECT id, mean FROM evals WHERE eval_id = 'loop-base' ORDER BY id") == base_before  # reused
-    assert rows(db, "SELECT DISTINCT step FROM evals WHERE eval_id LIKE 'loop-step-%' ORDER BY step") == [(0,), (1,), (2,), (3,), (4,)]
+    assert rows(db, "SELECT DISTINCT step FROM evals WHERE eval_id LIKE 'loop-step-%' ORDER BY step") == [
+        (0,),
+        (1,),
+        (2,),
+        (3,),
+        (4,),
+    ]
     assert rows(db, "SELECT min(created_at) FROM evals WHERE step = 2")[0][0] > step2_before  # evaluated again
     # Paired against the saved base, not unpaired: every resumed row has a delta.
     assert all(r[8] is not None for r in rows(db, EVALS + " AND step >= 2"))
@@ -220,7 +237,9 @@ async def test_pipeline_throughput_leaves_evaluation_tokens_out(tmp_path: Path) 
         assert await p.run(sync=True) == 2
         evaluated = p.loop_eval.generated_tokens
     db = tmp_path / "run" / "run.sqlite"
-    played = sum(json.loads(m)["tokens_per_s"] * json.loads(m)["time_play_s"] for (m,) in rows(db, "SELECT metrics FROM steps"))
+    played = sum(
+        json.loads(m)["tokens_per_s"] * json.loads(m)["time_play_s"] for (m,) in rows(db, "SELECT metrics FROM steps")
+    )
     assert evaluated > 0 and played > 0
     assert played + evaluated == pytest.approx(engine.generated_tokens, rel=1e-6)  # every token counted once
 

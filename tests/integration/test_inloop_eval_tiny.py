@@ -22,8 +22,14 @@ async def test_tiny_model_run_scores_base_then_live_adapters(tmp_path: Path, tin
     pool = tmp_path / "pool"
     pool.mkdir()
     (pool / "lottery.py").write_text(LOTTERY)
-    sets = [*overrides(tmp_path / "run", pool, tiny_model_dir)[1::2],
-            "run.max_steps=2", "eval.every=1", f'eval.suite="envs:{pool}"', "eval.episodes=2", "eval.concurrency=2"]
+    sets = [
+        *overrides(tmp_path / "run", pool, tiny_model_dir)[1::2],
+        "run.max_steps=2",
+        "eval.every=1",
+        f'eval.suite="envs:{pool}"',
+        "eval.episodes=2",
+        "eval.concurrency=2",
+    ]
     cfg = load_config(ROOT / "configs" / "tiny.toml", sets)
     lines: list[str] = []
     async with open_run(cfg, report=lines.append) as p:
@@ -31,8 +37,10 @@ async def test_tiny_model_run_scores_base_then_live_adapters(tmp_path: Path, tin
         evaluated, skipped = list(p.loop_eval.evaluated), p.loop_eval.skipped
     assert evaluated[:1] == [0] and len(evaluated) + skipped == 2
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as conn:
-        found = conn.execute("SELECT eval_id, step, model, adapter, n, n_errors, mean, base_mean, delta FROM evals "
-                             "WHERE task = '*' AND metric = 'return' ORDER BY id").fetchall()
+        found = conn.execute(
+            "SELECT eval_id, step, model, adapter, n, n_errors, mean, base_mean, delta FROM evals "
+            "WHERE task = '*' AND metric = 'return' ORDER BY id"
+        ).fetchall()
         live = dict(conn.execute("SELECT step, adapter_version FROM steps").fetchall())
     base, *loop = found
     # The lottery never crashes: every episode is scored (an errored one would leave the means

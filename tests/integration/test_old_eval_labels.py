@@ -27,12 +27,27 @@ from tui.reader import RunReader
 from tui.widgets.evals import latest_rows, render_evals
 
 
-def _row(eval_id: str, model: str, step: int | None, mean: float, *, task: str = "*", adapter: str | None = None) -> dict[str, Any]:
+def _row(
+    eval_id: str, model: str, step: int | None, mean: float, *, task: str = "*", adapter: str | None = None
+) -> dict[str, Any]:
     base = model == "base"
-    return {"eval_id": eval_id, "step": step, "model": model, "adapter": adapter, "suite": "games", "task": task,
-            "metric": "win_rate", "n": 32, "mean": mean, "base_mean": None if base else 0.25,
-            "delta": None if base else mean - 0.25, "ci_low": None if base else mean - 0.3,
-            "ci_high": None if base else mean - 0.2, "n_errors": 0, "seconds": 1.0}
+    return {
+        "eval_id": eval_id,
+        "step": step,
+        "model": model,
+        "adapter": adapter,
+        "suite": "games",
+        "task": task,
+        "metric": "win_rate",
+        "n": 32,
+        "mean": mean,
+        "base_mean": None if base else 0.25,
+        "delta": None if base else mean - 0.25,
+        "ci_low": None if base else mean - 0.3,
+        "ci_high": None if base else mean - 0.2,
+        "n_errors": 0,
+        "seconds": 1.0,
+    }
 
 
 # What the version before the 1-based numbering wrote after `eval --step 0`, `eval --step 1`
@@ -146,7 +161,10 @@ def test_an_old_row_and_todays_row_of_one_checkpoint_are_one_model(tmp_path: Pat
     headlines = {r["model"]: r["mean"] for r in eval_headlines(read_run(db))}
     assert headlines == {"step_1": 0.30, "step_2": 0.60}
     polled, _shown = _tui_text(db)
-    assert {r["model"]: r["mean"] for r in latest_rows(polled) if r["delta"] is not None} == {"step_1": 0.30, "step_2": 0.60}
+    assert {r["model"]: r["mean"] for r in latest_rows(polled) if r["delta"] is not None} == {
+        "step_1": 0.30,
+        "step_2": 0.60,
+    }
 
 
 def test_a_new_runs_eval_rows_are_read_as_written(tmp_path: Path) -> None:
@@ -164,9 +182,15 @@ def test_a_new_runs_eval_rows_are_read_as_written(tmp_path: Path) -> None:
 def test_relabelling_is_by_the_rows_own_step() -> None:
     assert shown_eval_row({"model": "step_3#2", "step": 3, "eval_id": "x"})["model"] == "step_4#2"
     assert shown_eval_row({"model": "step_4", "step": 3, "eval_id": "loop-step-4"}) == {
-        "model": "step_4", "step": 3, "eval_id": "loop-step-4"}  # today's: as written
+        "model": "step_4",
+        "step": 3,
+        "eval_id": "loop-step-4",
+    }  # today's: as written
     assert shown_eval_row({"model": "step_3", "step": None, "eval_id": "x"})["model"] == "step_3"  # --adapter PATH
     assert shown_eval_row({"model": "stepper_3", "step": 3, "eval_id": "loop-step-3x"}) == {
-        "model": "stepper_3", "step": 3, "eval_id": "loop-step-3x"}
+        "model": "stepper_3",
+        "step": 3,
+        "eval_id": "loop-step-3x",
+    }
     again = shown_eval_row(shown_eval_row({"model": "step_0", "step": 0, "eval_id": "loop-step-0"}))
     assert (again["model"], again["eval_id"]) == ("step_1", "loop-step-1")  # reading twice changes nothing more

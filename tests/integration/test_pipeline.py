@@ -26,16 +26,32 @@ def make_config(tmp_path: Path, **selfplay: object) -> Config:
     pool = tmp_path / "pool"
     pool.mkdir(exist_ok=True)
     (pool / "coin.py").write_text(COIN_ENV)
-    sp = {"envs_per_step": 2, "plays": 8, "hinted_plays": 8, "regen_every": 2, "skills_per_regen": 2,
-          "max_turns": 3, "max_off_policy_steps": 1, "fixed_pool": str(pool)}
+    sp = {
+        "envs_per_step": 2,
+        "plays": 8,
+        "hinted_plays": 8,
+        "regen_every": 2,
+        "skills_per_regen": 2,
+        "max_turns": 3,
+        "max_off_policy_steps": 1,
+        "fixed_pool": str(pool),
+    }
     sp.update(selfplay)
-    return Config.model_validate({
-        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 4, "checkpoint_every": 2, "device": "cpu", "keep_adapters": 2},
-        "selfplay": sp,
-        "memory": {"examples_shown": 1, "embed_model": "hashing"},
-        "sandbox": {"call_timeout_s": 2.0, "max_children": 32},
-        "engine": {"agent": {"max_new_tokens": 64}, "designer": {"max_new_tokens": 4096}},
-    })
+    return Config.model_validate(
+        {
+            "run": {
+                "run_dir": str(tmp_path / "run"),
+                "max_steps": 4,
+                "checkpoint_every": 2,
+                "device": "cpu",
+                "keep_adapters": 2,
+            },
+            "selfplay": sp,
+            "memory": {"examples_shown": 1, "embed_model": "hashing"},
+            "sandbox": {"call_timeout_s": 2.0, "max_children": 32},
+            "engine": {"agent": {"max_new_tokens": 64}, "designer": {"max_new_tokens": 4096}},
+        }
+    )
 
 
 def coin_variant(n: int) -> str:
@@ -77,8 +93,11 @@ async def test_spade_loop_designs_plays_scores_and_learns(tmp_path: Path) -> Non
     assert done == 4
     db = tmp_path / "run" / "run.sqlite"
     # The coin game was admitted; the broken one rejected with a reason a person can act on.
-    coin = rows(db, "SELECT valid, status, win_rate, hint_win_rate, regret FROM environments "
-                    "WHERE code LIKE '%WeightedCoin%' AND origin != 'seed'")
+    coin = rows(
+        db,
+        "SELECT valid, status, win_rate, hint_win_rate, regret FROM environments "
+        "WHERE code LIKE '%WeightedCoin%' AND origin != 'seed'",
+    )
     assert coin and coin[0][0] == 1
     broken = rows(db, "SELECT valid, reasons FROM environments WHERE code LIKE '%class Broken%'")
     assert broken and broken[0][0] == 0 and json.loads(broken[0][1])
@@ -185,7 +204,9 @@ async def test_staleness_drops_are_counted_and_streams_stay_bounded(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("schedule", "hinted_steps"), [("once", {0, 2}), ("every_step", {0, 1, 2, 3})])
-async def test_hinted_plays_once_per_environment_unless_every_step(tmp_path: Path, schedule: str, hinted_steps: set[int]) -> None:
+async def test_hinted_plays_once_per_environment_unless_every_step(
+    tmp_path: Path, schedule: str, hinted_steps: set[int]
+) -> None:
     cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=2, hinted_schedule=schedule)
     async with open_run(cfg, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         await pipeline.run(sync=True)

@@ -34,12 +34,13 @@ async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path
 
     cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0, plays=3, hinted_plays=2)
     # An agent turn takes 0.5 s: play's calls come paused (> the cheat's 0.2 s), admission's do not.
-    engine = ScriptedEngine(latency_s=0.5, policies={"designer": designer,
-                                                      "agent": heads_if_hinted})
+    engine = ScriptedEngine(latency_s=0.5, policies={"designer": designer, "agent": heads_if_hinted})
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         assert await pipeline.run(sync=True) == 4
     db = tmp_path / "run" / "run.sqlite"
-    (cheat_id, status, valid), = rows(db, "SELECT id, status, valid FROM environments WHERE code LIKE '%TimingTeller%'")
+    ((cheat_id, status, valid),) = rows(
+        db, "SELECT id, status, valid FROM environments WHERE code LIKE '%TimingTeller%'"
+    )
     assert valid == 1 and status == "invalid"  # admitted, then retired; memory skips 'invalid'
     with pytest.raises(SteerError, match="retired by the play audit"):  # nor can a pin bring it back
         queue_action(db, "pin", {"env_id": cheat_id[:8]}, "test")
@@ -49,11 +50,16 @@ async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path
     again = rows(db, "SELECT step, message FROM events WHERE kind = 'rejected'")  # the only refusal of the run
     assert [s for s, _ in again] == [2] and "copy of an environment" in again[0][1], again
     assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] == 0  # never trained on
-    scored = rows(db, "SELECT message FROM events WHERE message LIKE '%scored as an invalid design: it failed the play audit%'")
+    scored = rows(
+        db, "SELECT message FROM events WHERE message LIKE '%scored as an invalid design: it failed the play audit%'"
+    )
     assert len(scored) == 1 and cheat_id[:12] in scored[0][0]
     # The honest design of each generation (DESIGN_NO 0 at step 0, 1 at step 2) was admitted and played.
-    coin = rows(db, "SELECT id, status, created_step FROM environments WHERE code LIKE '%WeightedCoin%' AND origin != 'seed' "
-                    "ORDER BY created_step")
+    coin = rows(
+        db,
+        "SELECT id, status, created_step FROM environments WHERE code LIKE '%WeightedCoin%' AND origin != 'seed' "
+        "ORDER BY created_step",
+    )
     assert [(st != "invalid", created) for _, st, created in coin] == [(True, 0), (True, 2)], coin
     for coin_id, _, created in coin:  # played through its generation (memory may bring it back later)
         played = rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{coin_id}' ORDER BY step")
@@ -73,6 +79,6 @@ async def test_the_users_own_environments_are_not_audited(tmp_path: Path) -> Non
         assert await pipeline.run(sync=True) == 4
     db = tmp_path / "run" / "run.sqlite"
     assert not rows(db, "SELECT message FROM events WHERE message LIKE '%play audit%'")
-    (cheat_id,), = rows(db, "SELECT id FROM environments WHERE code LIKE '%TimingTeller%'")
+    ((cheat_id,),) = rows(db, "SELECT id FROM environments WHERE code LIKE '%TimingTeller%'")
     assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] > 0
     assert all(m["audit_retired"] == 0.0 for m in (json.loads(t) for (t,) in rows(db, "SELECT metrics FROM steps")))

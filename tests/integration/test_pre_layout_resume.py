@@ -51,7 +51,17 @@ def test_a_pre_layout_run_resumes_to_the_end_and_checkpoints_as_data(tmp_path: P
     assert [s for (s,) in query(db, "SELECT step FROM checkpoints ORDER BY step")] == [0, 1]
     assert (run_dir / "checkpoints" / "step_2" / "state.pt").is_file()
 
-    cmd = [sys.executable, "-m", "spade_async.cli.main", "run", str(config), "--headless", "--sync", "--resume", "--force"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "spade_async.cli.main",
+        "run",
+        str(config),
+        "--headless",
+        "--sync",
+        "--resume",
+        "--force",
+    ]
     env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)

@@ -24,8 +24,14 @@ def _spade(*args: str, verbose_env: bool = False) -> subprocess.CompletedProcess
     env["PYTHONPATH"] = str(ROOT)
     if verbose_env:
         env[VERBOSE_ENV] = "1"
-    return subprocess.run([sys.executable, "-m", "spade_async.cli.app", *args], capture_output=True, text=True,
-                          env=env, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "spade_async.cli.app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
 
 
 @pytest.mark.slow
@@ -36,8 +42,10 @@ def test_library_output_is_hidden_unless_verbose(tmp_path: Path, tiny_model_dir:
     assert quiet.stdout == f"wrote the merged model of step 2 to {tmp_path / 'quiet'}\n"
     assert quiet.stderr == ""
 
-    for how, verbose in (("flag", _spade("export", "adapter", str(run), str(tmp_path / "v1"), "--merge", "--verbose")),
-                         ("env", _spade("export", "adapter", str(run), str(tmp_path / "v2"), "--merge", verbose_env=True))):
+    for how, verbose in (
+        ("flag", _spade("export", "adapter", str(run), str(tmp_path / "v1"), "--merge", "--verbose")),
+        ("env", _spade("export", "adapter", str(run), str(tmp_path / "v2"), "--merge", verbose_env=True)),
+    ):
         assert verbose.returncode == 0, verbose.stderr
         assert "Loading weights" in verbose.stderr, how
         assert "FutureWarning" in verbose.stderr, how  # transformers 5 warns about its own renames here

@@ -28,12 +28,34 @@ def test_report_writes_every_plot_and_a_summary(tmp_path: Path) -> None:
 
     async def add_eval() -> None:
         async with await Store.open(run / "run.sqlite") as store:
-            await store.record_evals([
-                {"eval_id": "e", "model": "step_3", "suite": "games", "task": "*", "metric": "win_rate", "n": 32,
-                 "mean": 0.4, "base_mean": 0.25, "delta": 0.15, "ci_low": 0.05, "ci_high": 0.25, "n_errors": 0},
-                {"eval_id": "e", "model": "base", "suite": "games", "task": "*", "metric": "win_rate", "n": 32,
-                 "mean": 0.25, "n_errors": 0},
-            ])
+            await store.record_evals(
+                [
+                    {
+                        "eval_id": "e",
+                        "model": "step_3",
+                        "suite": "games",
+                        "task": "*",
+                        "metric": "win_rate",
+                        "n": 32,
+                        "mean": 0.4,
+                        "base_mean": 0.25,
+                        "delta": 0.15,
+                        "ci_low": 0.05,
+                        "ci_high": 0.25,
+                        "n_errors": 0,
+                    },
+                    {
+                        "eval_id": "e",
+                        "model": "base",
+                        "suite": "games",
+                        "task": "*",
+                        "metric": "win_rate",
+                        "n": 32,
+                        "mean": 0.25,
+                        "n_errors": 0,
+                    },
+                ]
+            )
 
     anyio.run(add_eval)
     before = digest(run / "config.toml")
@@ -42,8 +64,9 @@ def test_report_writes_every_plot_and_a_summary(tmp_path: Path) -> None:
         async with await Store.open(run / "run.sqlite") as live:
             result = await anyio.to_thread.run_sync(lambda: CliRunner().invoke(cli, ["report", str(run)]))
             assert result.exit_code == 0, result.output
-            await live.record_evals([{"eval_id": "f", "model": "base", "suite": "x", "task": "*", "metric": "m",
-                                      "n": 0, "n_errors": 0}])  # the live writer is not blocked
+            await live.record_evals(
+                [{"eval_id": "f", "model": "base", "suite": "x", "task": "*", "metric": "m", "n": 0, "n_errors": 0}]
+            )  # the live writer is not blocked
 
     anyio.run(report_while_the_run_holds_its_writer)
     assert digest(run / "config.toml") == before
@@ -61,4 +84,6 @@ def test_report_writes_every_plot_and_a_summary(tmp_path: Path) -> None:
 
 def test_report_of_a_folder_without_a_run_is_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["report", str(tmp_path)])
-    assert result.exit_code == 2 and "not a spade-async run folder" in result.output and "Traceback" not in result.output
+    assert (
+        result.exit_code == 2 and "not a spade-async run folder" in result.output and "Traceback" not in result.output
+    )

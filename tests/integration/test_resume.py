@@ -46,13 +46,18 @@ def engine() -> ScriptedEngine:
 
 def fingerprint(learner: ScriptedLearner, first_step: int) -> list[list[tuple[str, float, tuple[int, ...]]]]:
     """What each trained step saw: role, advantage and tokens of every sample (order-free)."""
-    return [sorted((s.role, round(s.advantage, 9), tuple(s.input_ids)) for s in batch) for batch in learner.batches[first_step:]]
+    return [
+        sorted((s.role, round(s.advantage, 9), tuple(s.input_ids)) for s in batch)
+        for batch in learner.batches[first_step:]
+    ]
 
 
 EPISODES = "SELECT step, env_id, hinted, outcome, transcript FROM episodes ORDER BY step, env_id, hinted, transcript"
 
 
-async def test_spade_resume_with_pending_designs_equals_the_uninterrupted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_spade_resume_with_pending_designs_equals_the_uninterrupted_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     reference = ScriptedLearner()
@@ -91,9 +96,13 @@ async def test_changed_config_is_refused_unless_forced(tmp_path: Path) -> None:
     changed.selfplay.plays = 3
     changed.run.max_steps = 4
     with pytest.raises(RunError, match=r"config differs .* pass --force"):
-        async with open_run(changed, resume=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None):
+        async with open_run(
+            changed, resume=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None
+        ):
             pass
-    async with open_run(changed, resume=True, force=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as p:
+    async with open_run(
+        changed, resume=True, force=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None
+    ) as p:
         assert p.start_step == 2
         await p.run(sync=True)
     db = tmp_path / "run" / "run.sqlite"
@@ -120,7 +129,9 @@ async def test_resume_of_a_finished_run_changes_nothing(tmp_path: Path) -> None:
         await p.store.set_run_status("finished")
     db = tmp_path / "run" / "run.sqlite"
     events = rows(db, "SELECT count(*) FROM events")
-    async with open_run(cfg, resume=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None) as p:
+    async with open_run(
+        cfg, resume=True, engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None
+    ) as p:
         assert p.start_step == 2
     assert rows(db, "SELECT status FROM runs") == [("finished",)] and rows(db, "SELECT count(*) FROM events") == events
 

@@ -71,7 +71,9 @@ async def test_retire_pin_inject_take_effect_at_the_next_step(tmp_path: Path) ->
         who = requester("cli")
         queue_action(db, "retire", {"env_id": designed.env_id[:8], "reason": "trivially exploited"}, who)
         queue_action(db, "pin", {"env_id": other.env_id[:8]}, who)
-        queue_action(db, "inject", {"code": env_file.read_text(), "name": env_file.name, "skill": "", "pin": False}, who)
+        queue_action(
+            db, "inject", {"code": env_file.read_text(), "name": env_file.name, "skill": "", "pin": False}, who
+        )
         queue_action(db, "inject", {"code": BROKEN_ENV, "name": "broken.py", "skill": "", "pin": False}, who)
         with pytest.raises(SteerError, match="no environment with id"):  # checked where it is asked: no row
             queue_action(db, "retire", {"env_id": "ffffffff"}, who)
@@ -79,8 +81,9 @@ async def test_retire_pin_inject_take_effect_at_the_next_step(tmp_path: Path) ->
             queue_action(db, "band", {"low": 0.5, "high": 1.5}, who)
 
     learner = ScriptedLearner()
-    async with open_run(cfg, engine=ScriptedEngine(policies={"designer": numbered_designer()}), learner=learner,
-                        report=lambda s: None) as pipeline:
+    async with open_run(
+        cfg, engine=ScriptedEngine(policies={"designer": numbered_designer()}), learner=learner, report=lambda s: None
+    ) as pipeline:
         queue_during_step(pipeline, 0, ask)
         assert await pipeline.run(sync=True) == 4
         pinned_at_end = set(pipeline.curriculum.pinned)
@@ -90,7 +93,11 @@ async def test_retire_pin_inject_take_effect_at_the_next_step(tmp_path: Path) ->
     # Each request settled once, at step 1 (the step after the one it was asked during), in order.
     settled = actions(db)
     assert [(k, s, st) for _, k, s, st, _ in settled] == [
-        ("retire", "applied", 1), ("pin", "applied", 1), ("inject", "applied", 1), ("inject", "rejected", 1)]
+        ("retire", "applied", 1),
+        ("pin", "applied", 1),
+        ("inject", "applied", 1),
+        ("inject", "rejected", 1),
+    ]
     assert "validation" in settled[3][4]  # the validator's reasons are on the row
     played = {(s, e) for s, e in rows(db, "SELECT DISTINCT step, env_id FROM episodes")}
     # Retired: played at step 0 only. Injected: from step 1 until its generation ends (regen at 3).
@@ -172,13 +179,22 @@ async def test_designer_share_is_refused_for_a_fixed_pool(tmp_path: Path) -> Non
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def child(root: Path, steps: int, *, resume: bool = False, kill_at: str | None = None) -> subprocess.CompletedProcess[str]:
+def child(
+    root: Path, steps: int, *, resume: bool = False, kill_at: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """The scripted run in a process of its own (``tests/integration/steer_child.py``)."""
     env = {k: v for k, v in os.environ.items() if k not in ("SPADE_ASYNC_KILL_AT", "SPADE_ASYNC_RAISE_AT")}
     env["PYTHONPATH"] = str(ROOT)
     if kill_at:
         env["SPADE_ASYNC_KILL_AT"] = kill_at
-    cmd = [sys.executable, "-m", "tests.integration.steer_child", str(root), str(steps), *(["--resume"] if resume else [])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "tests.integration.steer_child",
+        str(root),
+        str(steps),
+        *(["--resume"] if resume else []),
+    ]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
@@ -213,7 +229,10 @@ def test_kill_9_between_queueing_and_applying_loses_nothing_and_applies_once(tmp
     assert [(k, st, s) for _, k, st, s, _ in actions(db)] == [("retire", "applied", 2), ("band", "applied", 2)]
     assert rows(db, "SELECT step, count(*) FROM events WHERE kind = 'steer' GROUP BY step") == [(2, 2)]
     # Not played at step 2 (retired); from step 3 a new generation may hold it again (memory, or the same design).
-    assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{target}' AND step < 3 ORDER BY step") == [(0,), (1,)]
+    assert rows(db, f"SELECT DISTINCT step FROM episodes WHERE env_id = '{target}' AND step < 3 ORDER BY step") == [
+        (0,),
+        (1,),
+    ]
     state = read_checkpoint(tmp_path / "run" / "checkpoints" / "step_4")["snapshot"]["curriculum"]["steering"]
     assert state["band"] == (0.3, 0.7)
 
@@ -250,8 +269,9 @@ async def test_an_injection_at_a_regenerating_step_is_played_in_the_new_generati
         queue_during_step(pipeline, 1, ask)
         assert await pipeline.run(sync=True) == 4
     [(injected,)] = rows(db, "SELECT id FROM environments WHERE origin = 'injected'")
-    assert rows(db, f"SELECT DISTINCT step, hinted FROM episodes WHERE env_id = '{injected}' ORDER BY step, hinted") == [
-        (2, 0), (2, 1), (3, 0)]  # step 2 regenerates: it joins the new generation instead of leaving with the old
+    assert rows(
+        db, f"SELECT DISTINCT step, hinted FROM episodes WHERE env_id = '{injected}' ORDER BY step, hinted"
+    ) == [(2, 0), (2, 1), (3, 0)]  # step 2 regenerates: it joins the new generation instead of leaving with the old
 
 
 async def test_an_environment_retired_by_hand_is_not_refilled_until_pinned(tmp_path: Path) -> None:

@@ -35,8 +35,14 @@ def _cfg(tmp_path: Path, steps: int):  # type: ignore[no-untyped-def]
 
 async def _run(tmp_path: Path, steps: int, *, resume: bool = False) -> list[str]:
     lines: list[str] = []
-    async with open_run(_cfg(tmp_path, steps), resume=resume, force=resume, engine=ScriptedEngine(),
-                        learner=ScriptedLearner(), report=lines.append) as p:
+    async with open_run(
+        _cfg(tmp_path, steps),
+        resume=resume,
+        force=resume,
+        engine=ScriptedEngine(),
+        learner=ScriptedLearner(),
+        report=lines.append,
+    ) as p:
         await p.run(sync=True)
     return lines
 
@@ -49,8 +55,12 @@ def _as_peft(run: Path) -> None:
 
 def _events(run: Path, kind: str) -> list[str]:
     db = run / "run.sqlite"
-    found = [EventRow(i, s, k, m, t) for i, s, k, m, t in
-             rows(db, f"SELECT id, step, kind, message, created_at FROM events WHERE kind = '{kind}' ORDER BY id")]
+    found = [
+        EventRow(i, s, k, m, t)
+        for i, s, k, m, t in rows(
+            db, f"SELECT id, step, kind, message, created_at FROM events WHERE kind = '{kind}' ORDER BY id"
+        )
+    ]
     return [render_event(e, 0.0).plain for e in found]
 
 
@@ -91,7 +101,9 @@ def _make_old_style(run: Path) -> None:
         os.rename(run / "checkpoints" / f"step_{n}", run / "checkpoints" / f"step_{n - 1}")
     with sqlite3.connect(run / "run.sqlite") as conn:
         for step, path in conn.execute("SELECT step, path FROM checkpoints").fetchall():
-            conn.execute("UPDATE checkpoints SET path = ? WHERE step = ?", (str(Path(path).parent / f"step_{step}"), step))
+            conn.execute(
+                "UPDATE checkpoints SET path = ? WHERE step = ?", (str(Path(path).parent / f"step_{step}"), step)
+            )
 
 
 async def test_an_old_run_with_0_based_folders_keeps_loading(tmp_path: Path) -> None:

@@ -84,35 +84,58 @@ def test_the_qwen3_template_honours_the_switch(qwen3_tokenizer: Any) -> None:
     engine = Qwen3Engine(qwen3_tokenizer, {})
     chat = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
     assert engine.chat_text(chat, enable_thinking=False).endswith(EMPTY_THINK)
-    assert engine.chat_text(chat, enable_thinking=True).endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+    assert engine.chat_text(chat, enable_thinking=True).endswith(
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    )
     assert engine.chat_text(chat) == engine.chat_text(chat, enable_thinking=True)  # the template's default: thinking on
 
 
 def test_every_role_defaults_to_thinking_off() -> None:
     cfg = Config()
-    assert [Sampling.from_config(s).enable_thinking for s in (cfg.engine.designer, cfg.engine.agent, cfg.engine.hint)] == [False] * 3
+    assert [
+        Sampling.from_config(s).enable_thinking for s in (cfg.engine.designer, cfg.engine.agent, cfg.engine.hint)
+    ] == [False] * 3
 
 
-CODE_IN_THINKING = "<think>\nA first draft:\n```python\n" + ECHO_ENV + "```\nBut I am not done.\n</think>\n\nI could not finish."
+CODE_IN_THINKING = (
+    "<think>\nA first draft:\n```python\n" + ECHO_ENV + "```\nBut I am not done.\n</think>\n\nI could not finish."
+)
 
 
 async def test_designer_prompt_has_thinking_off_and_code_inside_thinking_is_not_the_design(
-        qwen3_tokenizer: Any, pool: SandboxPool) -> None:
+    qwen3_tokenizer: Any, pool: SandboxPool
+) -> None:
     replies = {"designer": lambda p: CODE_IN_THINKING, "hint": lambda p: "<think>HINT: scan all</think>Type the word."}
     engine = Qwen3Engine(qwen3_tokenizer, replies)
     cfg = Config()
     job = DesignJob("Pattern Recognition", Document("d", "t", "Words."), "fresh")
-    design = await design_environment(engine, pool, job, designer_sampling=Sampling.from_config(cfg.engine.designer),
-                                      hint_sampling=Sampling.from_config(cfg.engine.hint), max_turns=5, repair_turns=0,
-                                      separate_hint_call=True)
+    design = await design_environment(
+        engine,
+        pool,
+        job,
+        designer_sampling=Sampling.from_config(cfg.engine.designer),
+        hint_sampling=Sampling.from_config(cfg.engine.hint),
+        max_turns=5,
+        repair_turns=0,
+        separate_hint_call=True,
+    )
     assert engine.prompts[0][0] == "designer" and engine.prompts[0][1].endswith(EMPTY_THINK)
     assert not design.admitted and design.code is None
     assert design.reasons == ["no ```python code block found"]
     # The same code after the thinking is the design, and the hint call's thinking is dropped too.
-    replies["designer"] = lambda p: "<think>\n```python\nclass Draft(GameEnv):\n    pass\n```\n</think>\n\n```python\n" + ECHO_ENV + "```\n"
-    design = await design_environment(engine, pool, job, designer_sampling=Sampling.from_config(cfg.engine.designer),
-                                      hint_sampling=Sampling.from_config(cfg.engine.hint), max_turns=5, repair_turns=0,
-                                      separate_hint_call=True)
+    replies["designer"] = lambda p: (
+        "<think>\n```python\nclass Draft(GameEnv):\n    pass\n```\n</think>\n\n```python\n" + ECHO_ENV + "```\n"
+    )
+    design = await design_environment(
+        engine,
+        pool,
+        job,
+        designer_sampling=Sampling.from_config(cfg.engine.designer),
+        hint_sampling=Sampling.from_config(cfg.engine.hint),
+        max_turns=5,
+        repair_turns=0,
+        separate_hint_call=True,
+    )
     assert design.admitted and design.code is not None and "class Echo" in design.code and "Draft" not in design.code
     assert await write_hint(engine, ECHO_ENV, Sampling.from_config(cfg.engine.hint)) == "Type the word."
     assert engine.prompts[-1][0] == "hint" and engine.prompts[-1][1].endswith(EMPTY_THINK)
@@ -122,16 +145,22 @@ def word(prompt: str) -> str:
     return re.findall(r"Type the word: (\w+)", prompt)[-1]
 
 
-@pytest.mark.parametrize(("reply", "won", "acted"), [
-    (lambda p: "<think>maybe \\boxed{zzz}</think>\n\\boxed{" + word(p) + "}", True, True),
-    (lambda p: "<think>It is \\boxed{" + word(p) + "}</think>\nI am not sure.", False, False),
-    (lambda p: "<think>It is \\boxed{" + word(p) + "} but", False, False),  # cut off while thinking
-])
-async def test_an_action_pondered_in_thinking_is_not_played(qwen3_tokenizer: Any, pool: SandboxPool,
-                                                             reply: Callable[[str], str], won: bool, acted: bool) -> None:
+@pytest.mark.parametrize(
+    ("reply", "won", "acted"),
+    [
+        (lambda p: "<think>maybe \\boxed{zzz}</think>\n\\boxed{" + word(p) + "}", True, True),
+        (lambda p: "<think>It is \\boxed{" + word(p) + "}</think>\nI am not sure.", False, False),
+        (lambda p: "<think>It is \\boxed{" + word(p) + "} but", False, False),  # cut off while thinking
+    ],
+)
+async def test_an_action_pondered_in_thinking_is_not_played(
+    qwen3_tokenizer: Any, pool: SandboxPool, reply: Callable[[str], str], won: bool, acted: bool
+) -> None:
     engine = Qwen3Engine(qwen3_tokenizer, {"agent": reply})
     cfg = Config.model_validate({"selfplay": {"max_turns": 1}})
-    suite = GamesSuite("echo", [SeedEnv("echo", "Pattern Recognition", "Type the word.", "Repeat a word.", ECHO_ENV)], episodes=1)
+    suite = GamesSuite(
+        "echo", [SeedEnv("echo", "Pattern Recognition", "Type the word.", "Repeat a word.", ECHO_ENV)], episodes=1
+    )
     score = await suite.score(EvalContext(engine, pool, cfg), suite.items()[0])
     assert engine.prompts[0][1].endswith(EMPTY_THINK)  # the agent's prompt: thinking off
     assert score.error is None and score.solved is won

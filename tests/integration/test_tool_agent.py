@@ -46,11 +46,19 @@ async def env_facts(pool: SandboxPool, source: str, seed: int) -> tuple[list[str
 
 
 async def play(engine: ScriptedEngine, pool: SandboxPool, name: str, seed: int, max_turns: int, **kw: object):
-    return await play_tool_episode(engine, pool, env_id=name, source=SEEDS[name].source, seed=seed,
-                                   hint=kw.pop("hint", None), sampling=Sampling(max_new_tokens=400),  # type: ignore[arg-type]
-                                   max_turns=max_turns, max_context_tokens=100_000,
-                                   no_action_penalty=kw.pop("no_action_penalty", -0.1),  # type: ignore[arg-type]
-                                   **kw)  # type: ignore[arg-type]
+    return await play_tool_episode(
+        engine,
+        pool,
+        env_id=name,
+        source=SEEDS[name].source,
+        seed=seed,
+        hint=kw.pop("hint", None),
+        sampling=Sampling(max_new_tokens=400),  # type: ignore[arg-type]
+        max_turns=max_turns,
+        max_context_tokens=100_000,
+        no_action_penalty=kw.pop("no_action_penalty", -0.1),  # type: ignore[arg-type]
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def scripted(replies: list[str], fallback: str = "I am done.") -> ScriptedEngine:
@@ -78,8 +86,11 @@ async def test_openai_style_calls_and_several_calls_per_turn(pool: SandboxPool) 
     import json
 
     objs = [json.loads(c) for c in solution]
-    message = {"tool_calls": [{"type": "function", "function": {"name": o["name"], "arguments": json.dumps(o["arguments"])}}
-                              for o in objs]}
+    message = {
+        "tool_calls": [
+            {"type": "function", "function": {"name": o["name"], "arguments": json.dumps(o["arguments"])}} for o in objs
+        ]
+    }
     engine = scripted([json.dumps(message)])
     ep = await play(engine, pool, "room_lights", 1, 3)
     assert (ep.outcome, ep.turns, ep.n_actions) == (1.0, 1, 3)
@@ -119,21 +130,33 @@ async def test_loss_mask_covers_exactly_the_sampled_tokens(pool: SandboxPool) ->
     text = engine.decode(ep.input_ids)
     # Each result is a tool message; each newly revealed instruction a user message after it.
     assert text.count("\x02tool\n") == 2 and "\x02user\nInstruction 3 of 3" in text
-    assert "<tools>" in text and '"name": "add_task"' in text  # the template has no tool support: listed in the system prompt
+    assert (
+        "<tools>" in text and '"name": "add_task"' in text
+    )  # the template has no tool support: listed in the system prompt
 
 
 async def test_tiny_model_episode_with_prefill_aligns_tokens(pool: SandboxPool, tiny_model_dir: Path) -> None:
     from spade_async.engine.hf import HFEngine
 
     engine = HFEngine(tiny_model_dir, seed=0)
-    ep = await play_tool_episode(engine, pool, env_id="p", source=SEEDS["press_button"].source, seed=0, hint=None,
-                                 sampling=Sampling(max_new_tokens=12, stop=("</tool_call>",)), max_turns=3,
-                                 max_context_tokens=4096, no_action_penalty=-0.1, action_prefill=True)
+    ep = await play_tool_episode(
+        engine,
+        pool,
+        env_id="p",
+        source=SEEDS["press_button"].source,
+        seed=0,
+        hint=None,
+        sampling=Sampling(max_new_tokens=12, stop=("</tool_call>",)),
+        max_turns=3,
+        max_context_tokens=4096,
+        no_action_penalty=-0.1,
+        action_prefill=True,
+    )
     assert ep.error is None and 1 <= ep.turns <= 3
     sampled = [i for i, m in enumerate(ep.loss_mask) if m]
     assert 0 < len(sampled) <= 3 * 12 and ep.generated_tokens == len(sampled)
     prefill = engine.encode(TOOL_PREFILL)
-    assert ep.input_ids[sampled[0] - len(prefill): sampled[0]] == prefill and ep.loss_mask[sampled[0] - 1] == 0
+    assert ep.input_ids[sampled[0] - len(prefill) : sampled[0]] == prefill and ep.loss_mask[sampled[0] - 1] == 0
     assert all(t["text"].startswith(TOOL_PREFILL) for t in ep.transcript if t["role"] == "agent")
     text = engine.tokenizer.decode(ep.input_ids)
     assert "<|im_start|>tool\n" in text or ep.turns == 1  # results come back as tool messages (ChatML role)
@@ -150,8 +173,9 @@ NATIVE_TOOLS_TEMPLATE = (
 """A Qwen3-like template (tools rendered by the template, tool results as <tool_response>)."""
 
 
-async def test_a_template_with_tool_support_renders_tools_and_results_natively(pool: SandboxPool,
-                                                                               tiny_model_dir: Path) -> None:
+async def test_a_template_with_tool_support_renders_tools_and_results_natively(
+    pool: SandboxPool, tiny_model_dir: Path
+) -> None:
     from spade_async.engine.hf import HFEngine
 
     engine = HFEngine(tiny_model_dir, seed=0)
@@ -167,9 +191,18 @@ async def test_a_template_with_tool_support_renders_tools_and_results_natively(p
         return [Completion(list(requests[0].prompt_ids), ids, [-1.0] * len(ids), text, "stop", 0)]
 
     engine.generate = generate  # type: ignore[method-assign]
-    ep = await play_tool_episode(engine, pool, env_id="p", source=SEEDS["press_button"].source, seed=0, hint=None,
-                                 sampling=Sampling(max_new_tokens=64), max_turns=3, max_context_tokens=4096,
-                                 no_action_penalty=-0.1)
+    ep = await play_tool_episode(
+        engine,
+        pool,
+        env_id="p",
+        source=SEEDS["press_button"].source,
+        seed=0,
+        hint=None,
+        sampling=Sampling(max_new_tokens=64),
+        max_turns=3,
+        max_context_tokens=4096,
+        no_action_penalty=-0.1,
+    )
     assert ep.outcome == 1.0
     text = engine.tokenizer.decode(ep.input_ids)
     assert '<tools>\n{"type": "function", "function": {"name": "press_button"' in text

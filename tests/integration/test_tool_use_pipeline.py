@@ -23,7 +23,7 @@ from spade_async.testing import ScriptedEngine, ScriptedLearner
 
 pytestmark = pytest.mark.anyio
 
-VAULT_ENV = '''SKILL = "Logical Deduction"
+VAULT_ENV = """SKILL = "Logical Deduction"
 HINT = "Every lock opens with code 7."
 DESCRIPTION = "Open three locks of a vault, one instruction at a time."
 
@@ -52,10 +52,11 @@ class Vault(ToolUseEnv):
 
     def solution(self):
         return [self.call("unlock", lock=i, code=7) for i in (1, 2, 3)]
-'''
+"""
 
 MET_AT_RESET = VAULT_ENV.replace("class Vault", "class OpenVault").replace(
-    'return {"open": []}', 'return {"open": [1]}')
+    'return {"open": []}', 'return {"open": [1]}'
+)
 
 
 def vault_agent(prompt: str, rng: random.Random) -> str:
@@ -71,15 +72,29 @@ def rows(db: Path, sql: str) -> list[tuple]:
 
 
 async def test_tool_use_designs_are_validated_played_and_scored(tmp_path: Path) -> None:
-    cfg = Config.model_validate({
-        "run": {"run_dir": str(tmp_path / "run"), "max_steps": 2, "checkpoint_every": 2, "device": "cpu"},
-        "selfplay": {"domain": "tool_use", "mode": "spade", "envs_per_step": 2, "plays": 6, "hinted_plays": 6,
-                     "regen_every": 2, "skills_per_regen": 1, "max_turns": 3, "repair_turns": 0,
-                     "mutation_fraction": 0.0},
-        "memory": {"examples_shown": 1, "embed_model": "hashing", "seed_tier": "easy"},
-        "sandbox": {"call_timeout_s": 2.0, "max_children": 16},
-        "engine": {"designer": {"max_new_tokens": 4096}, "agent": {"max_new_tokens": 256}},  # the scripted "tokenizer" is one token per character
-    })
+    cfg = Config.model_validate(
+        {
+            "run": {"run_dir": str(tmp_path / "run"), "max_steps": 2, "checkpoint_every": 2, "device": "cpu"},
+            "selfplay": {
+                "domain": "tool_use",
+                "mode": "spade",
+                "envs_per_step": 2,
+                "plays": 6,
+                "hinted_plays": 6,
+                "regen_every": 2,
+                "skills_per_regen": 1,
+                "max_turns": 3,
+                "repair_turns": 0,
+                "mutation_fraction": 0.0,
+            },
+            "memory": {"examples_shown": 1, "embed_model": "hashing", "seed_tier": "easy"},
+            "sandbox": {"call_timeout_s": 2.0, "max_children": 16},
+            "engine": {
+                "designer": {"max_new_tokens": 4096},
+                "agent": {"max_new_tokens": 256},
+            },  # the scripted "tokenizer" is one token per character
+        }
+    )
     designs = itertools.cycle([VAULT_ENV, MET_AT_RESET])
     prompts: list[str] = []
 
@@ -95,10 +110,16 @@ async def test_tool_use_designs_are_validated_played_and_scored(tmp_path: Path) 
     assert "tool-use environments" in prompts[0] and "ToolUseEnv" in prompts[0] and "self.call(" in prompts[0]
     # The seeds in memory are the tool-use ones.
     seeds = rows(db, "SELECT doc_title, domain FROM environments WHERE origin = 'seed'")
-    assert {d for _, d in seeds} == {"tool_use"} and {"press_button", "room_lights", "todo_list"} <= {t for t, _ in seeds}
+    assert {d for _, d in seeds} == {"tool_use"} and {"press_button", "room_lights", "todo_list"} <= {
+        t for t, _ in seeds
+    }
     # The vault was admitted; the other one rejected because an instruction held at reset.
-    vault = rows(db, "SELECT valid, domain, win_rate, hint_win_rate, regret FROM environments WHERE code LIKE '%class Vault%'")
-    assert vault and vault[0][:2] == (1, "tool_use"), rows(db, "SELECT reasons FROM environments WHERE code LIKE '%class Vault%'")
+    vault = rows(
+        db, "SELECT valid, domain, win_rate, hint_win_rate, regret FROM environments WHERE code LIKE '%class Vault%'"
+    )
+    assert vault and vault[0][:2] == (1, "tool_use"), rows(
+        db, "SELECT reasons FROM environments WHERE code LIKE '%class Vault%'"
+    )
     rejected = rows(db, "SELECT valid, reasons FROM environments WHERE code LIKE '%class OpenVault%'")
     assert rejected and rejected[0][0] == 0
     assert any("instruction 1 ('Open lock 1.') is already satisfied at reset" in r for r in json.loads(rejected[0][1]))

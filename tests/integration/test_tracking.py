@@ -31,14 +31,43 @@ def load_scalars(logdir: Path) -> dict[str, list[tuple[int, float]]]:
 
 
 def test_names_are_slash_namespaced_and_nan_is_dropped() -> None:
-    out = namespaced({"agent_return_mean": 0.25, "regret_mean": 0.5, "learnable_fraction": 1.0,
-                      "valid_fraction": float("nan"), "new_key": 2, "flag": True})
-    assert out == {"agent/return_mean": 0.25, "designer/regret_mean": 0.5, "envs/learnable_frac": 1.0, "misc/new_key": 2.0}
-    ev = eval_metrics([{"task": "*", "model": "step_3", "suite": "games", "metric": "win_rate", "mean": 0.4,
-                        "delta": 0.1, "ci_low": -0.05, "ci_high": 0.2},
-                       {"task": "odd_word", "model": "step_3", "suite": "games", "metric": "win_rate", "mean": 1.0}])
-    assert ev == {"eval/step_3/games/win_rate": 0.4, "eval/step_3/games/win_rate_delta": 0.1,
-                  "eval/step_3/games/win_rate_low": -0.05, "eval/step_3/games/win_rate_high": 0.2}
+    out = namespaced(
+        {
+            "agent_return_mean": 0.25,
+            "regret_mean": 0.5,
+            "learnable_fraction": 1.0,
+            "valid_fraction": float("nan"),
+            "new_key": 2,
+            "flag": True,
+        }
+    )
+    assert out == {
+        "agent/return_mean": 0.25,
+        "designer/regret_mean": 0.5,
+        "envs/learnable_frac": 1.0,
+        "misc/new_key": 2.0,
+    }
+    ev = eval_metrics(
+        [
+            {
+                "task": "*",
+                "model": "step_3",
+                "suite": "games",
+                "metric": "win_rate",
+                "mean": 0.4,
+                "delta": 0.1,
+                "ci_low": -0.05,
+                "ci_high": 0.2,
+            },
+            {"task": "odd_word", "model": "step_3", "suite": "games", "metric": "win_rate", "mean": 1.0},
+        ]
+    )
+    assert ev == {
+        "eval/step_3/games/win_rate": 0.4,
+        "eval/step_3/games/win_rate_delta": 0.1,
+        "eval/step_3/games/win_rate_low": -0.05,
+        "eval/step_3/games/win_rate_high": 0.2,
+    }
 
 
 def test_tensorboard_sink_reads_back(tmp_path: Path) -> None:
@@ -91,7 +120,8 @@ async def test_pipeline_logs_every_step_to_tensorboard(tmp_path: Path) -> None:
 
 
 def test_wandb_logs_against_the_training_step_so_late_eval_rows_are_kept(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """W&B drops rows logged at a ``step`` below one it has seen; an in-loop eval logs step N
     after later steps. The sink logs the training step as its own x axis instead (wandb is
     not installed here: a recording stand-in for its module checks the calls)."""
@@ -113,5 +143,7 @@ def test_wandb_logs_against_the_training_step_so_late_eval_rows_are_kept(
     sink.log(5, {"agent/return_mean": 0.5})
     sink.log(3, {"eval/return": 0.2})
     assert calls[:2] == [("define", "train/step", None), ("define", "*", "train/step")]
-    assert calls[2:] == [("log", {"agent/return_mean": 0.5, "train/step": 5}, None),
-                         ("log", {"eval/return": 0.2, "train/step": 3}, None)]
+    assert calls[2:] == [
+        ("log", {"agent/return_mean": 0.5, "train/step": 5}, None),
+        ("log", {"eval/return": 0.2, "train/step": 3}, None),
+    ]

@@ -76,9 +76,7 @@ def _sample(trainer: Trainer, prompt: list[int], n: int, length: int, gen: torch
     return ids, torch.cat(logps, 1)
 
 
-@pytest.mark.parametrize(
-    ("anchor", "stale"), [("proximal", False), ("proximal", True), ("behaviour", True)]
-)
+@pytest.mark.parametrize(("anchor", "stale"), [("proximal", False), ("proximal", True), ("behaviour", True)])
 def test_grpo_learns_a_bandit(bandit_model_dir, anchor, stale):
     """reward = 1 when the completion starts with a chosen token; its probability must rise.
 
@@ -201,9 +199,7 @@ def test_step_drops_untrainable_samples_and_counts_version(tiny_model_dir):
     trainer = Trainer(str(tiny_model_dir), LORA, LearnerConfig(lr=1e-3), seed=0)
     samples = _random_samples(3, seed=3)
     no_tokens = TrainSample("agent", [5, 6, 7], [0, 0, 0], [0.0] * 3, 1.0, 0)
-    only_first = TrainSample(
-        "agent", [5, 6, 7], [1, 0, 0], [-1.0, 0, 0], 1.0, 0
-    )  # nothing predicts it
+    only_first = TrainSample("agent", [5, 6, 7], [1, 0, 0], [-1.0, 0, 0], 1.0, 0)  # nothing predicts it
     zero_adv = TrainSample("agent", [5, 6, 7], [0, 1, 1], [0, -1.0, -1.0], 0.0, 0)
     m = trainer.train_step([*samples, no_tokens, only_first, zero_adv])
     assert m["n_samples"] == 3 and m["n_dropped"] == 3 and m["n_zero_advantage"] == 1
@@ -326,9 +322,7 @@ def test_qlora_refuses_a_device_that_is_neither_cuda_nor_cpu(tiny_model_dir):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_qlora_step_on_cuda(tiny_model_dir, tmp_path):
     pytest.importorskip("bitsandbytes")
-    trainer = Trainer(
-        str(tiny_model_dir), ModelConfig(qlora=True, lora_rank=8), LearnerConfig(), device="cuda"
-    )
+    trainer = Trainer(str(tiny_model_dir), ModelConfig(qlora=True, lora_rank=8), LearnerConfig(), device="cuda")
     m = trainer.train_step(_random_samples(3, seed=10))
     assert m["grad_norm"] > 0 and trainer.version == 1
     trainer.save_adapter(tmp_path / "v1")
@@ -346,15 +340,23 @@ def test_checkpoint_rng_touches_only_the_learners_gpu(tiny_model_dir, monkeypatc
 
     monkeypatch.setattr(torch.cuda, "get_rng_state_all", all_gpus)
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", all_gpus)
-    monkeypatch.setattr(torch.cuda, "get_rng_state", lambda device: touched.append(("get", device)) or torch.tensor([7]))
-    monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, device: touched.append(("set", device, int(state[0]))))
+    monkeypatch.setattr(
+        torch.cuda, "get_rng_state", lambda device: touched.append(("get", device)) or torch.tensor([7])
+    )
+    monkeypatch.setattr(
+        torch.cuda, "set_rng_state", lambda state, device: touched.append(("set", device, int(state[0])))
+    )
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     trainer.device = "cuda:1"  # state_dict/load_state_dict only; no tensor moves
     state = trainer.state_dict()
     trainer.load_state_dict(state)
     state["cuda_rng"] = [torch.tensor([5]), torch.tensor([6])]  # a checkpoint from before: every GPU's state
     trainer.load_state_dict(state)
-    assert touched == [("get", torch.device("cuda:1")), ("set", torch.device("cuda:1"), 7), ("set", torch.device("cuda:1"), 6)]
+    assert touched == [
+        ("get", torch.device("cuda:1")),
+        ("set", torch.device("cuda:1"), 7),
+        ("set", torch.device("cuda:1"), 6),
+    ]
     trainer.device = "cpu"
     touched.clear()
     assert "cuda_rng" not in trainer.state_dict() and touched == []
@@ -381,7 +383,9 @@ def test_step_reports_engine_learner_agreement_on_same_adapter_tokens(tiny_model
     assert exact["onpolicy_tokens"] == sum(len(lp) for lp in own)
     assert exact["onpolicy_lp_absdiff_mean"] < 1e-4 and exact["onpolicy_lp_absdiff_p99"] < 1e-4
     assert abs(exact["onpolicy_ratio_p01"] - 1) < 1e-4 and abs(exact["onpolicy_ratio_p99"] - 1) < 1e-4
-    shifted = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0).train_step(with_behaviour(0.3, 0))
+    shifted = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0).train_step(
+        with_behaviour(0.3, 0)
+    )
     assert abs(shifted["onpolicy_lp_absdiff_mean"] - 0.3) < 1e-3
     assert abs(shifted["onpolicy_ratio_p99"] - math.exp(-0.3)) < 1e-3
     stale = Trainer(str(tiny_model_dir), LORA, LearnerConfig(micro_batch=2), seed=0).train_step(with_behaviour(0.0, 5))

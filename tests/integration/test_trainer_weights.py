@@ -31,8 +31,17 @@ def small_model_dir(tmp_path_factory) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=32, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                      num_key_value_heads=1, max_position_embeddings=64, tie_word_embeddings=True, pad_token_id=0)
+    cfg = LlamaConfig(
+        vocab_size=32,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+        pad_token_id=0,
+    )
     out = tmp_path_factory.mktemp("weights-model")
     LlamaForCausalLM(cfg).save_pretrained(str(out))
     return out
@@ -41,14 +50,24 @@ def small_model_dir(tmp_path_factory) -> Path:
 def sample(role: str, n_prompt: int, n_trained: int, advantage: float, offset: int) -> TrainSample:
     ids = [(offset + i) % 29 + 3 for i in range(n_prompt + n_trained)]
     mask = [0] * n_prompt + [1] * n_trained
-    return TrainSample(role=role, input_ids=ids, loss_mask=mask, behaviour_logprobs=[0.0] * len(ids),  # type: ignore[arg-type]
-                       advantage=advantage, adapter_version=0)
+    return TrainSample(
+        role=role,
+        input_ids=ids,
+        loss_mask=mask,
+        behaviour_logprobs=[0.0] * len(ids),  # type: ignore[arg-type]
+        advantage=advantage,
+        adapter_version=0,
+    )
 
 
 @pytest.mark.parametrize("micro_batch", [1, 4])
 def test_a_long_design_weighs_one_agent_sequence_in_the_trainer_loss(small_model_dir: Path, micro_batch: int) -> None:
-    trainer = Trainer(str(small_model_dir), ModelConfig(lora_rank=4, lora_alpha=8),
-                      LearnerConfig(micro_batch=micro_batch, loss_agg="dapo", ppo_epochs=1, kl_coef=0.0), seed=0)
+    trainer = Trainer(
+        str(small_model_dir),
+        ModelConfig(lora_rank=4, lora_alpha=8),
+        LearnerConfig(micro_batch=micro_batch, loss_agg="dapo", ppo_epochs=1, kl_coef=0.0),
+        seed=0,
+    )
     agent_a = sample("agent", 2, 4, 1.0, 0)
     agent_b = sample("agent", 2, 6, -1.0, 5)
     design = sample("designer", 2, 30, 2.0, 11)

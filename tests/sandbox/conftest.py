@@ -21,8 +21,7 @@ from spade_async.sandbox.pool import SandboxPool
 
 HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "hostile"
 ENVS = Path(__file__).resolve().parent / "envs"
-TEST_CFG = SandboxConfig(call_timeout_s=0.5, spawn_timeout_s=1.5, memory_mib=512, max_children=8,
-                         min_isolation="full")
+TEST_CFG = SandboxConfig(call_timeout_s=0.5, spawn_timeout_s=1.5, memory_mib=512, max_children=8, min_isolation="full")
 
 _HARNESS = """
 import json, sys
@@ -46,9 +45,18 @@ def benign(name: str = "guess") -> str:
 def unsandboxed(name: str, action: str) -> str:
     """Positive control: the same attack in a plain subprocess; returns its observation."""
     with tempfile.TemporaryDirectory() as workdir:
-        done = subprocess.run([sys.executable, "-c", _HARNESS, str(HOSTILE / f"{name}.py"), action],
-                              capture_output=True, text=True, timeout=30, cwd=workdir)
-    return json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
+        done = subprocess.run(
+            [sys.executable, "-c", _HARNESS, str(HOSTILE / f"{name}.py"), action],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=workdir,
+        )
+    return (
+        json.loads(done.stdout.strip().splitlines()[-1])
+        if done.stdout.strip()
+        else f"no output (rc {done.returncode}): {done.stderr[-300:]}"
+    )
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,9 +64,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 def env_check_works(tmpdir: str) -> None:
     """The next ``env check`` of a benign env, as a new process with this TMPDIR, admits it."""
-    done = subprocess.run([sys.executable, "-m", "spade_async.cli.app", "env", "check", str(ENVS / "guess.py")],
-                          capture_output=True, text=True, timeout=120, cwd=REPO,
-                          env={**os.environ, "TMPDIR": tmpdir, "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [sys.executable, "-m", "spade_async.cli.app", "env", "check", str(ENVS / "guess.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": tmpdir, "PYTHONPATH": str(REPO)},
+    )
     assert done.returncode == 0 and "ADMITTED" in done.stdout, done.stdout + done.stderr[-2000:]
 
 

@@ -67,8 +67,11 @@ async def test_the_audit_passes_honest_envs_and_sees_departures(pool: SandboxPoo
     assert verdict.admitted and verdict.promise is not None, verdict.reasons
     assert await audit_play(pool, honest, verdict.promise, rng=random.Random(7), pace_s=0.05) is None
     assert await audit_play(pool, honest, None, rng=random.Random(8)) is None  # no promise: a fresh seed
-    other = verdict.promise.__class__(verdict.promise.seed, verdict.promise.actions,
-                                      (("another first observation", 0.0, False, False), *verdict.promise.answers[1:]))
+    other = verdict.promise.__class__(
+        verdict.promise.seed,
+        verdict.promise.actions,
+        (("another first observation", 0.0, False, False), *verdict.promise.answers[1:]),
+    )
     reason = await audit_play(pool, honest, other, rng=random.Random(9))
     assert reason is not None and "another observation than at admission" in reason
     await assert_serves(pool)

@@ -27,8 +27,10 @@ async def test_protocol_hijacker_is_rejected_on_its_imports(pool: SandboxPool) -
 
 
 async def test_dynamic_imports_are_rejected(pool: SandboxPool) -> None:
-    source = ("class E(GameEnv):\n    def _reset(self):\n        return __import__('os').getcwd(), {}\n"
-              "    def _step(self, action):\n        return 'x', 0.0, True, False, {}\n")
+    source = (
+        "class E(GameEnv):\n    def _reset(self):\n        return __import__('os').getcwd(), {}\n"
+        "    def _step(self, action):\n        return 'x', 0.0, True, False, {}\n"
+    )
     verdict = await validate_source(pool, source, max_turns=4)
     assert not verdict.admitted and any("__import__" in r for r in verdict.reasons), verdict.reasons
     await assert_serves(pool)
@@ -43,10 +45,14 @@ def test_validate_never_parses_in_the_trainer() -> None:
 
     for module in (validate, pool_module):
         tree = ast.parse(inspect.getsource(module))
-        calls = {node.func.attr for node in ast.walk(tree)
-                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
-        names = {node.func.id for node in ast.walk(tree)
-                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+        calls = {
+            node.func.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        }
+        names = {
+            node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
         assert "parse" not in calls and not {"compile", "exec", "eval"} & names, module.__name__
 
 

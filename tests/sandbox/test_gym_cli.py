@@ -37,7 +37,9 @@ def test_check_admitted_with_actions() -> None:
 
 def test_check_json_rejected(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("class E:\n    def reset(self, seed=None):\n        return 'o', {}\n    def step(self, a):\n        return 'o', 5.0, True, False, {}\n")
+    bad.write_text(
+        "class E:\n    def reset(self, seed=None):\n        return 'o', {}\n    def step(self, a):\n        return 'o', 5.0, True, False, {}\n"
+    )
     result = CliRunner().invoke(env_group, ["check", str(bad), "--json", "--actions", "a"])
     assert result.exit_code == 1, result.output
     report = json.loads(result.output)
@@ -59,8 +61,9 @@ def test_check_missing_file() -> None:
 
 
 def test_play_in_terminal() -> None:
-    result = CliRunner().invoke(env_group, ["play", str(ENVS / "maze.py"), "--seed", "3"],
-                                input="\\boxed{right}\n\\boxed{fly}\n\n")
+    result = CliRunner().invoke(
+        env_group, ["play", str(ENVS / "maze.py"), "--seed", "3"], input="\\boxed{right}\n\\boxed{fly}\n\n"
+    )
     assert result.exit_code == 0, result.output
     assert "Unknown move." in result.output and "bye" in result.output
 

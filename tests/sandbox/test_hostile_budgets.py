@@ -30,8 +30,16 @@ from tests.sandbox.conftest import (
 
 pytestmark = pytest.mark.anyio
 
-BUDGET_CFG = SandboxConfig(call_timeout_s=5.0, spawn_timeout_s=2.0, memory_mib=512, max_children=4,
-                           min_isolation="full", disk_mib=8, disk_inodes=300, idle_cpu_s=0.05)
+BUDGET_CFG = SandboxConfig(
+    call_timeout_s=5.0,
+    spawn_timeout_s=2.0,
+    memory_mib=512,
+    max_children=4,
+    min_isolation="full",
+    disk_mib=8,
+    disk_inodes=300,
+    idle_cpu_s=0.05,
+)
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +63,9 @@ def require_disk_quota(pool: SandboxPool) -> None:
     pytest.skip("no private mount namespace on this host: the disk budget layer cannot exist here")
 
 
-@pytest.mark.parametrize(("action", "message"), [("32", "filled its workdir budget of 8 MiB"),
-                                                  ("-1000", "used all 300 files/folders")])
+@pytest.mark.parametrize(
+    ("action", "message"), [("32", "filled its workdir budget of 8 MiB"), ("-1000", "used all 300 files/folders")]
+)
 async def test_disk_and_inode_budget(budget_pool: SandboxPool, action: str, message: str) -> None:
     require_disk_quota(budget_pool)
     env = await budget_pool.open(hostile("disk_fill"))

@@ -54,11 +54,14 @@ def test_positive_control_the_childs_own_check_misses_hidden_children() -> None:
     check_nesting(_Hidden(a=info), "info")  # passes: only the controller's check can stop it
 
 
-@pytest.mark.parametrize(("action", "message"), [
-    ("deep", "more than 32 levels deep"),
-    ("wide", "more than 10000 lists/dicts"),
-    ("long", "string of 300000 characters"),
-])
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ("deep", "more than 32 levels deep"),
+        ("wide", "more than 10000 lists/dicts"),
+        ("long", "string of 300000 characters"),
+    ],
+)
 async def test_hidden_info_is_refused_by_the_controller(pool: SandboxPool, action: str, message: str) -> None:
     env = await pool.open(hostile("hidden_info"))
     await env.reset(0)
@@ -70,6 +73,7 @@ async def test_hidden_info_is_refused_by_the_controller(pool: SandboxPool, actio
 
 
 # -- class 4: out-of-range rewards --------------------------------------------------------------
+
 
 @pytest.mark.parametrize("reward", ["1e308", "-5", "1.5"])
 async def test_out_of_range_reward_is_an_env_error(pool: SandboxPool, reward: str) -> None:
@@ -83,19 +87,39 @@ async def test_out_of_range_reward_is_an_env_error(pool: SandboxPool, reward: st
 
 async def test_out_of_range_reward_is_not_a_win_in_play(pool: SandboxPool) -> None:
     engine = ScriptedEngine(policies={"agent": lambda p, r: "\\boxed{1e308}"})
-    episode = await play_episode(engine, pool, env_id="e", source=hostile("huge_reward"), seed=3, hint=None,
-                                 sampling=SAMPLING, max_turns=3, max_context_tokens=4000, no_action_penalty=-0.5)
+    episode = await play_episode(
+        engine,
+        pool,
+        env_id="e",
+        source=hostile("huge_reward"),
+        seed=3,
+        hint=None,
+        sampling=SAMPLING,
+        max_turns=3,
+        max_context_tokens=4000,
+        no_action_penalty=-0.5,
+    )
     assert episode.error is not None and "RewardOutOfRange" in episode.error
     assert episode.outcome != 1.0
     in_range = ScriptedEngine(policies={"agent": lambda p, r: "\\boxed{1}"})  # control: 1.0 is a real win
-    won = await play_episode(in_range, pool, env_id="e", source=hostile("huge_reward"), seed=3, hint=None,
-                             sampling=SAMPLING, max_turns=3, max_context_tokens=4000, no_action_penalty=-0.5)
+    won = await play_episode(
+        in_range,
+        pool,
+        env_id="e",
+        source=hostile("huge_reward"),
+        seed=3,
+        hint=None,
+        sampling=SAMPLING,
+        max_turns=3,
+        max_context_tokens=4000,
+        no_action_penalty=-0.5,
+    )
     assert won.error is None and won.outcome == 1.0
 
 
 # -- class 1: any exception on one environment's data ends that environment only ----------------
 
-TOOL_ENV = '''
+TOOL_ENV = """
 class Vault(ToolUseEnv):
     max_turns = 3
     tools = [{"type": "function", "function": {"name": "unlock", "description": "Try a code on a lock.",
@@ -113,9 +137,12 @@ class Vault(ToolUseEnv):
     def unlock(self, lock):
         self.state["open"].append(lock)
         return "open"
-'''
+"""
 
-HIDDEN_DEEP_TOOLS = TOOL_ENV.replace("class Vault", '''class Hidden(dict):
+HIDDEN_DEEP_TOOLS = (
+    TOOL_ENV.replace(
+        "class Vault",
+        """class Hidden(dict):
     def values(self):
         return []
 
@@ -123,7 +150,9 @@ HIDDEN_DEEP_TOOLS = TOOL_ENV.replace("class Vault", '''class Hidden(dict):
         return []
 
 
-class Vault''') + '''
+class Vault""",
+    )
+    + """
     def reset(self, seed=None):
         obs, info = super().reset(seed)
         deep = {"type": "object"}
@@ -131,14 +160,20 @@ class Vault''') + '''
             deep = {"type": "object", "properties": {"x": deep}}
         info["tools"][0]["function"]["parameters"] = deep
         return obs, Hidden(info)
-'''
+"""
+)
 
 
 class TemplateEngine(ScriptedEngine):
     """Renders tools recursively, two frames per level, as a Jinja chat template does."""
 
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+    def chat_text(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         text = super().chat_text(messages, add_generation_prompt, enable_thinking)
         return text if tools is None else _render(tools) + text
 
@@ -157,25 +192,48 @@ def _render_pair(key: str, value: Any) -> str:
 
 async def test_deep_tool_schema_ends_only_its_episode(pool: SandboxPool) -> None:
     engine = TemplateEngine(policies={"agent": lambda p, r: "no call"})
-    episode = await play_tool_episode(engine, pool, env_id="e", source=HIDDEN_DEEP_TOOLS, seed=3, hint=None,
-                                      sampling=SAMPLING, max_turns=2, max_context_tokens=100_000,
-                                      no_action_penalty=-0.5)
+    episode = await play_tool_episode(
+        engine,
+        pool,
+        env_id="e",
+        source=HIDDEN_DEEP_TOOLS,
+        seed=3,
+        hint=None,
+        sampling=SAMPLING,
+        max_turns=2,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.5,
+    )
     assert episode.error is not None and "out of bounds" in episode.error
     await assert_serves(pool)
 
 
 class BrokenTemplateEngine(ScriptedEngine):
-    def chat_text(self, messages: list[dict[str, str]], add_generation_prompt: bool = True,
-                  enable_thinking: bool | None = None, tools: list[dict[str, Any]] | None = None) -> str:
+    def chat_text(
+        self,
+        messages: list[dict[str, str]],
+        add_generation_prompt: bool = True,
+        enable_thinking: bool | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> str:
         if tools is not None:
             raise RecursionError("maximum recursion depth exceeded while rendering the template")
         return super().chat_text(messages, add_generation_prompt, enable_thinking)
 
 
 async def test_any_exception_on_env_data_ends_that_episode_only(pool: SandboxPool) -> None:
-    episode = await play_tool_episode(BrokenTemplateEngine(), pool, env_id="e", source=TOOL_ENV, seed=3, hint=None,
-                                      sampling=SAMPLING, max_turns=2, max_context_tokens=100_000,
-                                      no_action_penalty=-0.5)
+    episode = await play_tool_episode(
+        BrokenTemplateEngine(),
+        pool,
+        env_id="e",
+        source=TOOL_ENV,
+        seed=3,
+        hint=None,
+        sampling=SAMPLING,
+        max_turns=2,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.5,
+    )
     assert episode.error is not None and episode.error.startswith("EnvDataError: ")
     assert "RecursionError" in episode.error
     await assert_serves(pool)
@@ -188,14 +246,35 @@ class DownEngine(ScriptedEngine):
 
 async def test_engine_failures_still_propagate(pool: SandboxPool) -> None:
     with pytest.raises(RuntimeError, match="engine down"):
-        await play_episode(DownEngine(), pool, env_id="e", source=hostile("huge_reward"), seed=3, hint=None,
-                           sampling=SAMPLING, max_turns=2, max_context_tokens=4000, no_action_penalty=-0.5)
+        await play_episode(
+            DownEngine(),
+            pool,
+            env_id="e",
+            source=hostile("huge_reward"),
+            seed=3,
+            hint=None,
+            sampling=SAMPLING,
+            max_turns=2,
+            max_context_tokens=4000,
+            no_action_penalty=-0.5,
+        )
     with pytest.raises(RuntimeError, match="engine down"):
-        await play_tool_episode(DownEngine(), pool, env_id="e", source=TOOL_ENV, seed=3, hint=None,
-                                sampling=SAMPLING, max_turns=2, max_context_tokens=100_000, no_action_penalty=-0.5)
+        await play_tool_episode(
+            DownEngine(),
+            pool,
+            env_id="e",
+            source=TOOL_ENV,
+            seed=3,
+            hint=None,
+            sampling=SAMPLING,
+            max_turns=2,
+            max_context_tokens=100_000,
+            no_action_penalty=-0.5,
+        )
 
 
 # -- class 2: work on environment output is linear and capped -----------------------------------
+
 
 def test_repair_prompt_renders_a_bounded_number_of_times() -> None:
     engine = ScriptedEngine()
@@ -218,7 +297,9 @@ def test_validator_reasons_are_deduplicated_and_capped() -> None:
     assert result.checks == {"tool_backed": False}
 
 
-MANY_TOOLS_LATER = TOOL_ENV + '''
+MANY_TOOLS_LATER = (
+    TOOL_ENV
+    + """
     def solution(self):
         return [self.call("unlock", lock=i) for i in (1, 2, 3)]
 
@@ -228,7 +309,8 @@ MANY_TOOLS_LATER = TOOL_ENV + '''
             info["tools"] += [{"type": "function", "function": {"name": f"t{i}", "description": "d"}}
                               for i in range(1500)]
         return obs, info
-'''
+"""
+)
 
 
 async def test_tool_contract_is_checked_at_every_reset(pool: SandboxPool) -> None:
@@ -241,9 +323,18 @@ async def test_tool_contract_is_checked_at_every_reset(pool: SandboxPool) -> Non
 
 async def test_many_tools_at_play_end_the_episode_without_building_them(pool: SandboxPool) -> None:
     engine = ScriptedEngine(policies={"agent": lambda p, r: "no call"})
-    episode = await play_tool_episode(engine, pool, env_id="e", source=MANY_TOOLS_LATER, seed=3, hint=None,
-                                      sampling=SAMPLING, max_turns=2, max_context_tokens=100_000,
-                                      no_action_penalty=-0.5)
+    episode = await play_tool_episode(
+        engine,
+        pool,
+        env_id="e",
+        source=MANY_TOOLS_LATER,
+        seed=3,
+        hint=None,
+        sampling=SAMPLING,
+        max_turns=2,
+        max_context_tokens=100_000,
+        no_action_penalty=-0.5,
+    )
     assert episode.error is not None and "tool contract" in episode.error
     box = ToolBox([{"type": "function", "function": {"name": f"t{i}"}} for i in range(5000)])
     assert box.problems and not box.names and not box._validators  # refused before any tool is looked at
@@ -252,7 +343,7 @@ async def test_many_tools_at_play_end_the_episode_without_building_them(pool: Sa
 
 # -- class 6: what is stored of a play is capped -------------------------------------------------
 
-HUGE_OBS = '''
+HUGE_OBS = """
 class Big:
     def reset(self, seed=None):
         self.turn = 0
@@ -261,7 +352,7 @@ class Big:
     def step(self, action):
         self.turn += 1
         return "p" * 400_000, 0.0, self.turn >= 3, False, {}
-'''
+"""
 
 
 def _db_bytes(folder: Path) -> int:
@@ -270,9 +361,18 @@ def _db_bytes(folder: Path) -> int:
 
 async def test_stored_transcript_is_capped(pool: SandboxPool, tmp_path: Path) -> None:
     engine = ScriptedEngine(policies={"agent": lambda p, r: "\\boxed{go}"})
-    episode = await play_episode(engine, pool, env_id="e", source=HUGE_OBS, seed=0, hint="h" * 100_000,
-                                 sampling=SAMPLING, max_turns=3, max_context_tokens=10_000_000,
-                                 no_action_penalty=-0.5)
+    episode = await play_episode(
+        engine,
+        pool,
+        env_id="e",
+        source=HUGE_OBS,
+        seed=0,
+        hint="h" * 100_000,
+        sampling=SAMPLING,
+        max_turns=3,
+        max_context_tokens=10_000_000,
+        no_action_penalty=-0.5,
+    )
     assert episode.error is None and episode.turns == 3
     assert len(episode.input_ids) > 1_200_000  # the agent saw every observation whole
     texts = [turn["text"] for turn in episode.transcript]
@@ -281,12 +381,23 @@ async def test_stored_transcript_is_capped(pool: SandboxPool, tmp_path: Path) ->
     assert "more characters not stored" in texts[1] and episode.transcript[0]["role"] == "hint"
     async with await Store.open(tmp_path / "run.sqlite") as store:
         await store.start_run("t", "", None)
-        env_id = await store.record_environment(EnvRecord(code=HUGE_OBS, domain="games", skill="s", origin="fresh",
-                                                          created_step=0))
+        env_id = await store.record_environment(
+            EnvRecord(code=HUGE_OBS, domain="games", skill="s", origin="fresh", created_step=0)
+        )
         before = _db_bytes(tmp_path)
         for i in range(10):
-            await store.record_episodes([EpisodeRecord(step=i, env_id=env_id, adapter_version=0, hinted=False,
-                                                       outcome=0.0, turns=3, transcript=episode.transcript)])
+            await store.record_episodes(
+                [
+                    EpisodeRecord(
+                        step=i,
+                        env_id=env_id,
+                        adapter_version=0,
+                        hinted=False,
+                        outcome=0.0,
+                        turns=3,
+                        transcript=episode.transcript,
+                    )
+                ]
+            )
     grown = _db_bytes(tmp_path) - before
     assert grown < 10 * 64 * 1024, grown  # today: about 1.6 MB per play
-

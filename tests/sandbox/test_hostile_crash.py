@@ -11,12 +11,15 @@ from tests.sandbox.conftest import alive, assert_serves, hostile
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    ("sys_exit", "SystemExit"),
-    ("os_exit", "exit status 3"),
-    ("segfault", "SIGSEGV"),
-    ("c_recursion", "SIGSEGV|RecursionError|MemoryError|did not answer"),
-])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("sys_exit", "SystemExit"),
+        ("os_exit", "exit status 3"),
+        ("segfault", "SIGSEGV"),
+        ("c_recursion", "SIGSEGV|RecursionError|MemoryError|did not answer"),
+    ],
+)
 async def test_crash_in_step(pool: SandboxPool, name: str, message: str) -> None:
     env = await pool.open(hostile(name))
     await env.reset(0)
@@ -56,13 +59,16 @@ async def test_background_thread_dies_with_the_child(pool: SandboxPool) -> None:
     await assert_serves(pool)
 
 
-@pytest.mark.parametrize(("name", "error", "message"), [
-    ("import_error", EnvCrashed, "ValueError: broken at import"),
-    ("import_exit", EnvCrashed, "exit status 7"),
-    ("import_hang", EnvTimeout, "load"),
-    ("import_sleep", EnvTimeout, "load"),
-    ("syntax_error", SandboxError, "SyntaxError at line 6"),
-])
+@pytest.mark.parametrize(
+    ("name", "error", "message"),
+    [
+        ("import_error", EnvCrashed, "ValueError: broken at import"),
+        ("import_exit", EnvCrashed, "exit status 7"),
+        ("import_hang", EnvTimeout, "load"),
+        ("import_sleep", EnvTimeout, "load"),
+        ("syntax_error", SandboxError, "SyntaxError at line 6"),
+    ],
+)
 async def test_import_time_failures(pool: SandboxPool, name: str, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         await pool.open(hostile(name))

@@ -98,7 +98,10 @@ async def test_every_chmod_chown_variant(pool: SandboxPool, planted: Path) -> No
     assert obs == "DONE ", f"variants that were not denied: {obs}"
     after = planted.stat()
     assert (stat.S_IMODE(after.st_mode), after.st_uid, after.st_gid) == (
-        stat.S_IMODE(before.st_mode), before.st_uid, before.st_gid)
+        stat.S_IMODE(before.st_mode),
+        before.st_uid,
+        before.st_gid,
+    )
     control = unsandboxed("chmod_chown", str(planted))
     assert "chmod_outside" in control and "fchmodat2_outside" in control
     assert stat.S_IMODE(os.stat(planted).st_mode) == 0o777

@@ -78,8 +78,10 @@ async def test_each_pool_gets_its_own_uid_range(pool: SandboxPool) -> None:
     other_base, lock = claim_uid_range()  # positive control: a second claimant gets another range
     try:
         async with await SandboxPool.start(TEST_CFG) as second:
-            async with await pool.open(hostile("other_process")) as first_env, \
-                    await second.open(hostile("other_process")) as second_env:
+            async with (
+                await pool.open(hostile("other_process")) as first_env,
+                await second.open(hostile("other_process")) as second_env,
+            ):
                 first_uid, second_uid = first_env._spawned.uid, second_env._spawned.uid
                 assert abs(first_uid - second_uid) >= 4096 and other_base not in (first_uid, second_uid)
                 await first_env.reset(0)
@@ -112,13 +114,21 @@ async def test_timestamps_and_xattrs_outside(pool: SandboxPool, tmp_path: Path) 
 async def test_syscalls_skipped_by_name_are_denied_by_number(pool: SandboxPool) -> None:
     obs = await _attack(pool, "raw_syscalls", "")
     got = dict(part.split("=") for part in obs.split())
-    assert got == {"memfd_secret": str(errno.EPERM), "modify_ldt": str(errno.EPERM),
-                   "statmount": str(errno.ENOSYS), "listmount": str(errno.ENOSYS),
-                   "lsm_get_self_attr": str(errno.ENOSYS), "lsm_list_modules": str(errno.ENOSYS),
-                   "unreviewed_463": str(errno.ENOSYS)}, obs
+    assert got == {
+        "memfd_secret": str(errno.EPERM),
+        "modify_ldt": str(errno.EPERM),
+        "statmount": str(errno.ENOSYS),
+        "listmount": str(errno.ENOSYS),
+        "lsm_get_self_attr": str(errno.ENOSYS),
+        "lsm_list_modules": str(errno.ENOSYS),
+        "unreviewed_463": str(errno.ENOSYS),
+    }, obs
     control = dict(part.split("=") for part in unsandboxed("raw_syscalls", "control").split())
-    reached = [name for name in ("modify_ldt", "statmount", "listmount", "lsm_list_modules")
-               if control[name] not in (str(errno.ENOSYS), str(errno.EPERM))]
+    reached = [
+        name
+        for name in ("modify_ldt", "statmount", "listmount", "lsm_list_modules")
+        if control[name] not in (str(errno.ENOSYS), str(errno.EPERM))
+    ]
     assert reached, f"positive control: these calls reach this kernel unsandboxed ({control})"
     await assert_serves(pool)
 
@@ -131,8 +141,17 @@ def test_rule_table_matches_the_kernel_headers() -> None:
     for name, number in seccomp.X86_64.items():
         if name in known:
             assert known[name] == number, name
-    named = {*seccomp.DENIED, *seccomp.NOT_SUPPORTED, *seccomp.UNREVIEWED_NAMES, *seccomp.SELF_ONLY,
-             "clone", "clone3", "prlimit64", "prctl", "fcntl"}
+    named = {
+        *seccomp.DENIED,
+        *seccomp.NOT_SUPPORTED,
+        *seccomp.UNREVIEWED_NAMES,
+        *seccomp.SELF_ONLY,
+        "clone",
+        "clone3",
+        "prlimit64",
+        "prctl",
+        "fcntl",
+    }
     assert named <= set(seccomp.X86_64), named - set(seccomp.X86_64)
     assert max(seccomp.X86_64.values()) <= seccomp.HIGHEST_REVIEWED
 
@@ -149,9 +168,11 @@ def test_a_rule_that_cannot_be_installed_refuses_the_filter(monkeypatch: pytest.
     with pytest.raises(seccomp.SeccompRuleError, match=r"cannot resolve|unknown"):
         seccomp.syscall_number("no_such_syscall")
     # the pool refuses to start and says why (the child reports the failed layer with its error)
-    report = from_probe({"process": True, "rlimits": True, "seccomp": False, "landlock": True, "uid": True},
-                        {"read_outside_denied": True, "write_outside_denied": True, "not_root": True},
-                        namespaces=True, notes={"seccomp": "seccomp rule for 'statmount' (#457) could not be "
-                                                           "installed: Invalid argument"})
+    report = from_probe(
+        {"process": True, "rlimits": True, "seccomp": False, "landlock": True, "uid": True},
+        {"read_outside_denied": True, "write_outside_denied": True, "not_root": True},
+        namespaces=True,
+        notes={"seccomp": "seccomp rule for 'statmount' (#457) could not be installed: Invalid argument"},
+    )
     assert not report.meets(SandboxConfig().min_isolation)
     assert "seccomp (" in report.explain("landlock") and "statmount" in report.explain("landlock")

@@ -80,8 +80,15 @@ async def test_validator_never_raises(pool: SandboxPool, monkeypatch: pytest.Mon
 
 # -- classes 2 and 3: workdir removal, reaping off the spawn path, fork-server restart --------------
 
-DEEP_CFG = SandboxConfig(call_timeout_s=20.0, spawn_timeout_s=2.0, memory_mib=512, max_children=4,
-                         min_isolation="full", disk_inodes=200_000, disk_mib=64)
+DEEP_CFG = SandboxConfig(
+    call_timeout_s=20.0,
+    spawn_timeout_s=2.0,
+    memory_mib=512,
+    max_children=4,
+    min_isolation="full",
+    disk_inodes=200_000,
+    disk_mib=64,
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +99,9 @@ def shm_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(params=[True, False], ids=["tmpfs-workdir", "plain-workdir"])
-async def deep_pool(request: pytest.FixtureRequest, shm_tmp: str, monkeypatch: pytest.MonkeyPatch,
-                    anyio_backend: str) -> AsyncIterator[SandboxPool]:
+async def deep_pool(
+    request: pytest.FixtureRequest, shm_tmp: str, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> AsyncIterator[SandboxPool]:
     """A pool under TMPDIR=shm_tmp: with namespaces (tmpfs workdirs) or without (janitor deletes)."""
     monkeypatch.setattr(tempfile, "tempdir", shm_tmp)
     disable = frozenset() if request.param else frozenset({"namespaces"})
@@ -109,9 +117,11 @@ def _wait_gone(path: str, limit_s: float = 30.0) -> bool:
 
 
 def _unsandboxed_tree(where: str, depth: int, width: int) -> None:
-    code = ("import sys\nfrom spade_async.envs.contract import INJECTED\nns = dict(INJECTED)\n"
-            f"exec(open({str(HOSTILE / 'deep_tree.py')!r}).read(), ns)\n"
-            f"print(ns['Attack']().step('{depth},{width}')[0])\n")
+    code = (
+        "import sys\nfrom spade_async.envs.contract import INJECTED\nns = dict(INJECTED)\n"
+        f"exec(open({str(HOSTILE / 'deep_tree.py')!r}).read(), ns)\n"
+        f"print(ns['Attack']().step('{depth},{width}')[0])\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], cwd=where, capture_output=True, text=True, timeout=60)
     assert done.stdout.startswith("BUILT"), done.stdout + done.stderr
 
@@ -183,7 +193,11 @@ def _serving_zygote(pid: int) -> int:
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except OSError:
         return pid
-    inits = [int(c) for c in children if Path(f"/proc/{c}/status").exists()
-             and "NSpid:" in (status := Path(f"/proc/{c}/status").read_text())
-             and status.split("NSpid:")[1].split("\n")[0].split()[-1] == "1"]
+    inits = [
+        int(c)
+        for c in children
+        if Path(f"/proc/{c}/status").exists()
+        and "NSpid:" in (status := Path(f"/proc/{c}/status").read_text())
+        and status.split("NSpid:")[1].split("\n")[0].split()[-1] == "1"
+    ]
     return inits[0] if inits else pid

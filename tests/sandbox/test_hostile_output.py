@@ -43,17 +43,20 @@ async def test_forged_reply_on_stdout_is_only_output(pool: SandboxPool) -> None:
     await assert_serves(pool)
 
 
-@pytest.mark.parametrize(("name", "message"), [
-    ("forged_socket_id", "does not match"),
-    ("forged_socket_garbage", "malformed"),
-    ("socket_no_newline", "exceeds"),
-    ("huge_obs", "exceeds"),
-    ("nan_reward", "finite"),
-    ("inf_reward", "finite"),
-    ("string_reward", "reward must be a float"),
-    ("unserialisable_info", "serialisable"),
-    ("int_obs", "observation must be a str"),
-])
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("forged_socket_id", "does not match"),
+        ("forged_socket_garbage", "malformed"),
+        ("socket_no_newline", "exceeds"),
+        ("huge_obs", "exceeds"),
+        ("nan_reward", "finite"),
+        ("inf_reward", "finite"),
+        ("string_reward", "reward must be a float"),
+        ("unserialisable_info", "serialisable"),
+        ("int_obs", "observation must be a str"),
+    ],
+)
 async def test_invalid_reply_kills_the_child(pool: SandboxPool, name: str, message: str) -> None:
     env = await pool.open(hostile(name))
     await env.reset(0)

@@ -18,14 +18,23 @@ from tests.sandbox.conftest import assert_serves, hostile, session_members, unsa
 pytestmark = pytest.mark.anyio
 
 
-DENIED = {"fork": "DENIED 1", "fork_bomb": "denied=200", "subprocess_run": "DENIED PermissionError",
-          "os_exec": "DENIED 1", "posix_spawn": "DENIED 1", "grandchild_setsid": "DENIED 1", "raw_clone": "DENIED 1"}
+DENIED = {
+    "fork": "DENIED 1",
+    "fork_bomb": "denied=200",
+    "subprocess_run": "DENIED PermissionError",
+    "os_exec": "DENIED 1",
+    "posix_spawn": "DENIED 1",
+    "grandchild_setsid": "DENIED 1",
+    "raw_clone": "DENIED 1",
+}
 """What the attack reports when the sandbox refuses it (EPERM from seccomp): the child must
 live on and say so; a crash would hide whether the process layer did its job."""
 
 
-@pytest.mark.parametrize("name", ["fork", "fork_bomb", "subprocess_run", "os_system", "os_exec", "posix_spawn",
-                                  "grandchild_setsid", "raw_clone"])
+@pytest.mark.parametrize(
+    "name",
+    ["fork", "fork_bomb", "subprocess_run", "os_system", "os_exec", "posix_spawn", "grandchild_setsid", "raw_clone"],
+)
 async def test_no_new_process(pool: SandboxPool, tmp_path: Path, name: str) -> None:
     marker = tmp_path / f"{name}.marker"
     tmp_path.chmod(0o777)  # only the sandbox may stop the child here, not the directory mode

@@ -2,8 +2,6 @@
 with seccomp alone is refused with a message naming the missing layer and the explicit
 config line that lowers the minimum; lowering it is honoured (and shows what it gives up)."""
 
-
-
 from __future__ import annotations
 
 import pytest

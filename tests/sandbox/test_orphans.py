@@ -38,14 +38,23 @@ anyio.run(main, sys.argv[1], sys.argv[2:])
 """
 
 
-@pytest.mark.parametrize(("fixture", "disable"), [
-    ("spin", []),
-    ("clear_pdeathsig", []),
-    ("clear_pdeathsig", ["namespaces"]),
-], ids=["spin", "cleared-pdeathsig-pid-namespace", "cleared-pdeathsig-no-namespace"])
+@pytest.mark.parametrize(
+    ("fixture", "disable"),
+    [
+        ("spin", []),
+        ("clear_pdeathsig", []),
+        ("clear_pdeathsig", ["namespaces"]),
+    ],
+    ids=["spin", "cleared-pdeathsig-pid-namespace", "cleared-pdeathsig-no-namespace"],
+)
 def test_no_orphan_survives_the_trainer(fixture: str, disable: list[str]) -> None:
-    trainer = subprocess.Popen([sys.executable, "-c", TRAINER, fixture, *disable], stdout=subprocess.PIPE,
-                               text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    trainer = subprocess.Popen(
+        [sys.executable, "-c", TRAINER, fixture, *disable],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert trainer.stdout is not None
     probe = trainer.stdout.readline().strip()
     zygote, child = (int(x) for x in trainer.stdout.readline().split())

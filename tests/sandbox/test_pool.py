@@ -49,12 +49,18 @@ async def test_solution_is_none_without_method(pool: SandboxPool) -> None:
         assert (result.reward, result.info, result.output) == (0.5, {"k": [1, 2]}, "hi\n")
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    ("x = 1\n", "no class with reset\\(\\) and step\\(\\)"),
-    ("class A:\n    def reset(self): pass\n    def step(self, a): pass\nclass B(GameEnv):\n    pass\n", "found 2 env classes"),
-    ("class A(GameEnv):\n    def __init__(self, n):\n        pass\n", "could not create A\\(\\)"),
-    ("def f(:\n", "SyntaxError at line 1"),
-])
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("x = 1\n", "no class with reset\\(\\) and step\\(\\)"),
+        (
+            "class A:\n    def reset(self): pass\n    def step(self, a): pass\nclass B(GameEnv):\n    pass\n",
+            "found 2 env classes",
+        ),
+        ("class A(GameEnv):\n    def __init__(self, n):\n        pass\n", "could not create A\\(\\)"),
+        ("def f(:\n", "SyntaxError at line 1"),
+    ],
+)
 async def test_load_errors_are_readable(pool: SandboxPool, source: str, message: str) -> None:
     with pytest.raises((EnvCrashed, EnvProtocolError), match=message):
         await pool.open(source)
@@ -128,11 +134,14 @@ async def test_probe_reports_full_isolation_here(pool: SandboxPool) -> None:
     assert report.as_dict()["level"] == "full"
 
 
-@pytest.mark.parametrize(("disabled", "level", "missing"), [
-    ("seccomp", "rlimits", "seccomp"),
-    ("landlock", "seccomp", "landlock"),
-    ("uid", "landlock", "uid"),
-])
+@pytest.mark.parametrize(
+    ("disabled", "level", "missing"),
+    [
+        ("seccomp", "rlimits", "seccomp"),
+        ("landlock", "seccomp", "landlock"),
+        ("uid", "landlock", "uid"),
+    ],
+)
 async def test_below_min_isolation_refuses(disabled: str, level: str, missing: str) -> None:
     with pytest.raises(IsolationTooLow, match=f"is '{level}'.*missing layer\\(s\\): {missing} "):
         await SandboxPool.start(SandboxConfig(min_isolation="full"), disable=frozenset({disabled}))

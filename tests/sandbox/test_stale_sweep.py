@@ -44,8 +44,9 @@ def _folder(root: Path, pid: int, locked: bool) -> Path:
 
 def test_a_live_owner_whose_pid_looks_dead_keeps_its_folder(tmp_root: Path) -> None:
     folder = _folder(tmp_root, _dead_pid(), locked=True)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(folder / pool_mod.OWNER_LOCK)],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(folder / pool_mod.OWNER_LOCK)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         pool_mod._sweep_stale_base_dirs()

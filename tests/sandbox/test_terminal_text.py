@@ -46,11 +46,32 @@ def test_tui_views_neutralise_env_text() -> None:
     from tui.widgets.replay import render_episode
 
     bad = "\x1b]0;pwned\x07\x1b[2Jhint\u202e"
-    summary = EnvSummary(id="e1", created_step=0, updated_step=None, skill=bad, domain="games", origin="designer",
-                         status="active", valid=True, win_rate=None, hint_win_rate=None, regret=None,
-                         designer_reward=None, n_plays=0, doc_title=bad)
-    episode = Episode(id=1, step=0, adapter_version=0, hinted=False, outcome=0.0, turns=1, truncated=False,
-                      transcript=[Turn(role="observation", text=bad, reward=None)])
+    summary = EnvSummary(
+        id="e1",
+        created_step=0,
+        updated_step=None,
+        skill=bad,
+        domain="games",
+        origin="designer",
+        status="active",
+        valid=True,
+        win_rate=None,
+        hint_win_rate=None,
+        regret=None,
+        designer_reward=None,
+        n_plays=0,
+        doc_title=bad,
+    )
+    episode = Episode(
+        id=1,
+        step=0,
+        adapter_version=0,
+        hinted=False,
+        outcome=0.0,
+        turns=1,
+        truncated=False,
+        transcript=[Turn(role="observation", text=bad, reward=None)],
+    )
     detail = EnvDetail(summary=summary, code=bad, hint=bad, doc_title=bad, reasons=[bad], plain=episode, hinted=None)
     console = Console(record=True, width=200, force_terminal=False)
     for renderable in (render_hint(detail), render_meta(detail), render_episode(episode, "Plain play")):
@@ -80,8 +101,12 @@ def test_event_log_cleans_env_messages() -> None:
     from tui.reader import EventRow
     from tui.widgets.events import render_event
 
-    text = _shown(render_event(EventRow(id=1, step=0, kind="error", message=f"env failed during play: {BAD}",
-                                        created_at=5.0), run_start=0.0))
+    text = _shown(
+        render_event(
+            EventRow(id=1, step=0, kind="error", message=f"env failed during play: {BAD}", created_at=5.0),
+            run_start=0.0,
+        )
+    )
     _assert_clean(text)
     assert "boom\\x1b]0;pwned-title\\x07" in text
 
@@ -98,8 +123,16 @@ def test_header_cleans_run_name_and_waiting_line() -> None:
 def test_eval_panel_cleans_names() -> None:
     from tui.widgets.evals import render_evals
 
-    row = {"model": BAD, "suite": BAD, "metric": "[bold]m", "base_mean": 0.1, "mean": 0.2, "delta": 0.1,
-           "ci_low": 0.0, "ci_high": 0.2}
+    row = {
+        "model": BAD,
+        "suite": BAD,
+        "metric": "[bold]m",
+        "base_mean": 0.1,
+        "mean": 0.2,
+        "delta": 0.1,
+        "ci_low": 0.0,
+        "ci_high": 0.2,
+    }
     text = _shown(render_evals([row]))
     _assert_clean(text)
     assert "[bold]m" in text  # plain text: markup in a name is shown, not applied
@@ -136,9 +169,26 @@ async def test_tables_hold_clean_plain_text_cells() -> None:
     app = Tables()
     async with app.run_test():
         envs, skills = app.query_one(EnvTable), app.query_one(SkillTable)
-        envs.show([EnvSummary(id="e1", created_step=0, updated_step=None, skill=BAD, domain="games",
-                              origin="designer", status=BAD, valid=True, win_rate=None, hint_win_rate=None,
-                              regret=None, designer_reward=None, n_plays=0, doc_title=BAD)])
+        envs.show(
+            [
+                EnvSummary(
+                    id="e1",
+                    created_step=0,
+                    updated_step=None,
+                    skill=BAD,
+                    domain="games",
+                    origin="designer",
+                    status=BAD,
+                    valid=True,
+                    win_rate=None,
+                    hint_win_rate=None,
+                    regret=None,
+                    designer_reward=None,
+                    n_plays=0,
+                    doc_title=BAD,
+                )
+            ]
+        )
         skills.show([SkillStats(skill=BAD, count=1, valid_pct=100.0, mean_win_rate=None, mean_regret=None)])
         for table in (envs, skills):
             cells = [str(cell) for cell in table.get_row_at(0)]

@@ -34,20 +34,43 @@ async def test_benign_envs_are_admitted(pool: SandboxPool, name: str) -> None:
     assert result.class_name in ("GuessNumber", "GridWalk")
 
 
-@pytest.mark.parametrize(("source", "check", "reason"), [
-    (env_with("return 'x', 2.0, True, False, {}"), "reward_range", "must lie in \\[0, 1\\]"),
-    (env_with("raise KeyError(action)"), "garbage", "not raise"),
-    (env_with("return 'x', 0.0, False, False, {}"), "ends", "did not end within 8 turns"),
-    (env_with("return 'x', 0.0, True, False"), "step", "invalid result"),
-    (env_with("return str(time.time()), 0.0, True, False, {}", "import time\n"), "deterministic", "different"),
-    (env_with("return 'x', 0.0, True, False, {}", "import os\n"), "imports", "imports os"),
-    (env_with("return 'x', 0.0, True, False, {}").replace("self.rng.randint(0, 9)", "random.randint(0, 10**9)"), "deterministic", "different"),
-    (env_with("return 'x', 0.0, True, False, {}") + "    def solution(self):\n        return ['nope']\n", "solution", "does not win"),
-    (hostile("import_hang"), "loads", "longer than"),
-    (hostile("syntax_error"), "loads", "SyntaxError at line 6"),
-    ("", "size", "non-empty"),
-], ids=["reward_range", "crash_on_garbage", "never_ends", "four_tuple", "time_based", "import_os", "global_random",
-        "losing_solution", "import_hang", "syntax_error", "empty"])
+@pytest.mark.parametrize(
+    ("source", "check", "reason"),
+    [
+        (env_with("return 'x', 2.0, True, False, {}"), "reward_range", "must lie in \\[0, 1\\]"),
+        (env_with("raise KeyError(action)"), "garbage", "not raise"),
+        (env_with("return 'x', 0.0, False, False, {}"), "ends", "did not end within 8 turns"),
+        (env_with("return 'x', 0.0, True, False"), "step", "invalid result"),
+        (env_with("return str(time.time()), 0.0, True, False, {}", "import time\n"), "deterministic", "different"),
+        (env_with("return 'x', 0.0, True, False, {}", "import os\n"), "imports", "imports os"),
+        (
+            env_with("return 'x', 0.0, True, False, {}").replace("self.rng.randint(0, 9)", "random.randint(0, 10**9)"),
+            "deterministic",
+            "different",
+        ),
+        (
+            env_with("return 'x', 0.0, True, False, {}") + "    def solution(self):\n        return ['nope']\n",
+            "solution",
+            "does not win",
+        ),
+        (hostile("import_hang"), "loads", "longer than"),
+        (hostile("syntax_error"), "loads", "SyntaxError at line 6"),
+        ("", "size", "non-empty"),
+    ],
+    ids=[
+        "reward_range",
+        "crash_on_garbage",
+        "never_ends",
+        "four_tuple",
+        "time_based",
+        "import_os",
+        "global_random",
+        "losing_solution",
+        "import_hang",
+        "syntax_error",
+        "empty",
+    ],
+)
 async def test_broken_envs_are_rejected(pool: SandboxPool, source: str, check: str, reason: str) -> None:
     result = await validate_source(pool, source, max_turns=8)
     assert not result.admitted

@@ -12,7 +12,7 @@ from tests.sandbox.conftest import benign
 
 pytestmark = pytest.mark.anyio
 
-COUNTER = '''SKILL = "Mathematical Reasoning"
+COUNTER = """SKILL = "Mathematical Reasoning"
 HINT = "Add the difference."
 DESCRIPTION = "A counter."
 
@@ -38,7 +38,7 @@ class Counter(ToolUseEnv):
 
     def solution(self):
         return [self.call("add", k=self.goals[0]), self.call("add", k=5 - self.goals[0]), self.call("add", k=4)]
-'''
+"""
 
 
 def variant(old: str, new: str) -> str:
@@ -54,32 +54,67 @@ async def test_the_counter_and_every_tool_use_seed_are_admitted(pool: SandboxPoo
         assert set(CHECKS) <= set(result.checks), name
 
 
-@pytest.mark.parametrize(("source", "check", "reason"), [
-    # Non-deterministic reset: the state comes from the global RNG, the observation does not show it.
-    (variant('return {"n": 0}', 'return {"n": 0, "noise": random.random()}'), "deterministic_state",
-     "two resets with seed 0 gave different backend states"),
-    # Unreachable: the third goal can never be met by the solution's calls.
-    (variant("self.call(\"add\", k=4)]", "self.call(\"add\", k=3)]"), "reachable",
-     "instruction 3 ('Make the counter 9.') is never satisfied by solution() for seed 0: after its 3 call(s), "
-     "2 of 3 instructions hold"),
-    # Already met at reset.
-    (variant("return self.state[\"n\"] == self.goals[index]",
-             "return self.state[\"n\"] == self.goals[index] or (index == 1 and self.state[\"n\"] == 0)"),
-     "unmet_at_reset", "instruction 2 ('Make the counter 5.') is already satisfied at reset"),
-    (variant('"type": "integer"}}', '"type": "string", "pattern": "(a+)+$"}}'), "tool_schemas",
-     "tool 'add' parameters.properties.k uses 'pattern'"),
-    (variant('"type": "integer"}}', '"type": "integr"}}'), "tool_schemas", "tool 'add': parameters is not valid JSON Schema"),
-    (variant('"name": "add"', '"name": "plus"'), "tool_backed", "tool 'plus' has no method: define plus(self, ...)"),
-    (variant("    def solution(self):", "    def solution_later(self):"), "reachable", "define solution(self)"),
-    (variant('self.call("add", k=self.goals[0])', 'self.call("add", k=str(self.goals[0]))'), "reachable",
-     "solution() call 1 for seed 0"),
-    (variant("[self.rng.randint(1, 3), 5, 9]", "[self.rng.randint(1, 3), 5]"), "instruction_count",
-     "instructions() returned 2 instruction(s); write 3 to 5"),
-    (variant("        return self.state[\"n\"] == self.goals[index]", "        return self.state[\"x\"]"),
-     "tool_backed", "at reset, check(0) raised KeyError"),
-])
-async def test_broken_tool_use_envs_are_rejected_with_their_reason(pool: SandboxPool, source: str, check: str,
-                                                                   reason: str) -> None:
+@pytest.mark.parametrize(
+    ("source", "check", "reason"),
+    [
+        # Non-deterministic reset: the state comes from the global RNG, the observation does not show it.
+        (
+            variant('return {"n": 0}', 'return {"n": 0, "noise": random.random()}'),
+            "deterministic_state",
+            "two resets with seed 0 gave different backend states",
+        ),
+        # Unreachable: the third goal can never be met by the solution's calls.
+        (
+            variant('self.call("add", k=4)]', 'self.call("add", k=3)]'),
+            "reachable",
+            "instruction 3 ('Make the counter 9.') is never satisfied by solution() for seed 0: after its 3 call(s), "
+            "2 of 3 instructions hold",
+        ),
+        # Already met at reset.
+        (
+            variant(
+                'return self.state["n"] == self.goals[index]',
+                'return self.state["n"] == self.goals[index] or (index == 1 and self.state["n"] == 0)',
+            ),
+            "unmet_at_reset",
+            "instruction 2 ('Make the counter 5.') is already satisfied at reset",
+        ),
+        (
+            variant('"type": "integer"}}', '"type": "string", "pattern": "(a+)+$"}}'),
+            "tool_schemas",
+            "tool 'add' parameters.properties.k uses 'pattern'",
+        ),
+        (
+            variant('"type": "integer"}}', '"type": "integr"}}'),
+            "tool_schemas",
+            "tool 'add': parameters is not valid JSON Schema",
+        ),
+        (
+            variant('"name": "add"', '"name": "plus"'),
+            "tool_backed",
+            "tool 'plus' has no method: define plus(self, ...)",
+        ),
+        (variant("    def solution(self):", "    def solution_later(self):"), "reachable", "define solution(self)"),
+        (
+            variant('self.call("add", k=self.goals[0])', 'self.call("add", k=str(self.goals[0]))'),
+            "reachable",
+            "solution() call 1 for seed 0",
+        ),
+        (
+            variant("[self.rng.randint(1, 3), 5, 9]", "[self.rng.randint(1, 3), 5]"),
+            "instruction_count",
+            "instructions() returned 2 instruction(s); write 3 to 5",
+        ),
+        (
+            variant('        return self.state["n"] == self.goals[index]', '        return self.state["x"]'),
+            "tool_backed",
+            "at reset, check(0) raised KeyError",
+        ),
+    ],
+)
+async def test_broken_tool_use_envs_are_rejected_with_their_reason(
+    pool: SandboxPool, source: str, check: str, reason: str
+) -> None:
     result = await validate_source(pool, source, domain="tool_use", seeds=(0, 1))  # messages name the seed
     assert not result.admitted
     assert result.checks[check] is False, result.checks

@@ -242,8 +242,7 @@ def insert_env(conn: sqlite3.Connection, e: FixtureEnv) -> None:
 
 def insert_step(conn: sqlite3.Connection, step: int, metrics: dict[str, float]) -> None:
     conn.execute(
-        "INSERT INTO steps (run_id, step, adapter_version, wall_s, metrics, created_at) "
-        "VALUES (1, ?, ?, 60.0, ?, ?)",
+        "INSERT INTO steps (run_id, step, adapter_version, wall_s, metrics, created_at) VALUES (1, ?, ?, 60.0, ?, ?)",
         (
             step,
             int(metrics.get("adapter_version", step)),
@@ -253,9 +252,7 @@ def insert_step(conn: sqlite3.Connection, step: int, metrics: dict[str, float]) 
     )
 
 
-def insert_event(
-    conn: sqlite3.Connection, step: int | None, kind: str, message: str, *, created_at: float
-) -> None:
+def insert_event(conn: sqlite3.Connection, step: int | None, kind: str, message: str, *, created_at: float) -> None:
     conn.execute(
         "INSERT INTO events (run_id, step, kind, message, created_at) VALUES (1, ?, ?, ?, ?)",
         (step, kind, message, created_at),

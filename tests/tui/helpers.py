@@ -51,9 +51,7 @@ def make_app(
     export_dir: Path | None = None,
 ) -> RecordingApp:
     # A long poll interval: tests drive polls with ``await app.poll_now()``.
-    return RecordingApp(
-        db, controller, poll_interval=3600, clock=lambda: NOW, export_dir=export_dir
-    )
+    return RecordingApp(db, controller, poll_interval=3600, clock=lambda: NOW, export_dir=export_dir)
 
 
 def text_of(widget: Widget) -> str:

@@ -57,9 +57,7 @@ async def test_overview_panels_show_the_fixture_numbers(db_path: Path) -> None:
         assert "rejected" in bands and "1  designs, not live" in bands and "%" not in bands.splitlines()[-1]
 
         skills = app.query_one("#skills", DataTable)
-        rows = {
-            str(r[0]): [str(c) for c in r] for r in map(skills.get_row_at, range(skills.row_count))
-        }
+        rows = {str(r[0]): [str(c) for c in r] for r in map(skills.get_row_at, range(skills.row_count))}
         assert rows["Logical Deduction"] == ["Logical Deduction", "2", "50", "0.30", "0.80"]
         assert rows["Mathematical Reasoning"] == [
             "Mathematical Reasoning",

@@ -154,7 +154,9 @@ def test_poll_reads_max_steps_and_new_eval_rows_once(tmp_path: Path) -> None:
     try:
         first = reader.poll()
         assert first.run is not None and first.run.max_steps == 24
-        assert [(r["model"], r["metric"], r["delta"]) for r in first.evals] == [(m, metric, d) for _, m, _, metric, _, _, _, d, _, _ in EVALS]
+        assert [(r["model"], r["metric"], r["delta"]) for r in first.evals] == [
+            (m, metric, d) for _, m, _, metric, _, _, _, d, _, _ in EVALS
+        ]
         assert reader.poll().evals == []
     finally:
         reader.close()

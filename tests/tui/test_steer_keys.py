@@ -34,8 +34,10 @@ def run_dir(tmp_path: Path) -> Path:
 
 def requests(db: Path) -> list[tuple[Any, ...]]:
     with sqlite3.connect(db) as conn:
-        return [(k, json.loads(a), w, s) for k, a, w, s in conn.execute(
-            "SELECT kind, args, who, status FROM steer_actions ORDER BY id")]
+        return [
+            (k, json.loads(a), w, s)
+            for k, a, w, s in conn.execute("SELECT kind, args, who, status FROM steer_actions ORDER BY id")
+        ]
 
 
 def env_ids(db: Path, where: str) -> list[str]:
@@ -114,14 +116,27 @@ async def test_each_key_queues_its_request_and_the_run_applies_them(run_dir: Pat
         # The run takes one more step: it applies the five, in order, and logs them.
         cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
         cfg.run.max_steps = 3
-        async with open_run(cfg, resume=True, force=True, engine=ScriptedEngine(policies={"designer": alternating_designer()}),
-                            learner=ScriptedLearner(), report=lambda s: None) as pipeline:
+        async with open_run(
+            cfg,
+            resume=True,
+            force=True,
+            engine=ScriptedEngine(policies={"designer": alternating_designer()}),
+            learner=ScriptedLearner(),
+            report=lambda s: None,
+        ) as pipeline:
             await pipeline.run(sync=True)
         assert [s for _, _, _, s in requests(db)] == ["applied"] * 5
         await app.poll_now()
         await settle(app, pilot)
         log = "\n".join(line.text for line in app.query_one("#events").lines)  # type: ignore[attr-defined]
-        for text in ("retire", "reward hacked", "pin", "inject mine.py", "target band 0.30-0.70", "designer share 0.50"):
+        for text in (
+            "retire",
+            "reward hacked",
+            "pin",
+            "inject mine.py",
+            "target band 0.30-0.70",
+            "designer share 0.50",
+        ):
             assert text in log, text
         assert "step 3" in log  # they took effect at the third step
         for chart in ("#chart-regret", "#chart-agent"):  # and the charts mark that step

@@ -32,8 +32,14 @@ print(tuned, (before - kept) >> 20, (before - rss()) >> 20)
 
 def probe(mode: str, **env: str) -> tuple[str, int, int]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
-    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True,
-                         env={**clean, **env}, timeout=120).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**clean, **env},
+        timeout=120,
+    ).stdout.split()
     return out[0], int(out[1]), int(out[2])
 
 

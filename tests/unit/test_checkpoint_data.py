@@ -33,22 +33,65 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "pre_layout_run"
 
 
 def a_design(skill: str, *, admitted: bool = True) -> Design:
-    parent = EnvRecord(code="class G: ...", domain="games", skill=skill, origin="fresh", created_step=1,
-                       reasons=["warn"], win_rate=0.5, n_plays=3, run_id=1)
-    job = DesignJob(skill=skill, doc=Document("d1", "Title", "text"), origin="mutation", parent=parent,
-                    examples=[Example(parent, "saturated")], change="add a rule")
-    validation = ValidationResult(admitted, ["r1"], {"reset": True, "step": False}, True, None, "G",
-                                  {"HINT": "h"}, Promise(7, ("a", "b"), (("obs", 0.0, False, False), ("o2", 1.0, True, False))))
-    return Design(job=job, prompt_ids=[1, 2, 3], completion=Completion([1, 2, 3], [4, 5], [-0.25, -1.5], "xy", "stop", 2),
-                  code="code", hint="hint", admitted=admitted, reasons=["because"], validation=validation, attempts=2,
-                  origin="repair", copied=False)
+    parent = EnvRecord(
+        code="class G: ...",
+        domain="games",
+        skill=skill,
+        origin="fresh",
+        created_step=1,
+        reasons=["warn"],
+        win_rate=0.5,
+        n_plays=3,
+        run_id=1,
+    )
+    job = DesignJob(
+        skill=skill,
+        doc=Document("d1", "Title", "text"),
+        origin="mutation",
+        parent=parent,
+        examples=[Example(parent, "saturated")],
+        change="add a rule",
+    )
+    validation = ValidationResult(
+        admitted,
+        ["r1"],
+        {"reset": True, "step": False},
+        True,
+        None,
+        "G",
+        {"HINT": "h"},
+        Promise(7, ("a", "b"), (("obs", 0.0, False, False), ("o2", 1.0, True, False))),
+    )
+    return Design(
+        job=job,
+        prompt_ids=[1, 2, 3],
+        completion=Completion([1, 2, 3], [4, 5], [-0.25, -1.5], "xy", "stop", 2),
+        code="code",
+        hint="hint",
+        admitted=admitted,
+        reasons=["because"],
+        validation=validation,
+        attempts=2,
+        origin="repair",
+        copied=False,
+    )
 
 
 def a_curriculum() -> Curriculum:
     cur = Curriculum(SelfPlayConfig(), seed=3, designer_temperature=0.7, n_agent_samples_per_env=4)
     cur.next_skills()
-    env = LiveEnv("e1", "code", "hint", "Optimization", "fresh", 2, design=a_design("Optimization"),
-                  plain={2: [1.0, 0.0], 3: [0.5]}, hinted={2: [1.0]}, errors=1)
+    env = LiveEnv(
+        "e1",
+        "code",
+        "hint",
+        "Optimization",
+        "fresh",
+        2,
+        design=a_design("Optimization"),
+        plain={2: [1.0, 0.0], 3: [0.5]},
+        hinted={2: [1.0]},
+        errors=1,
+    )
     cur.live = [env, LiveEnv("e2", "c2", None, "Logic", "memory", 0)]
     cur.rejected = [a_design("Logic", admitted=False)]
     cur.expelled = [LiveEnv("e3", "c3", None, "Logic", "fresh", 2, expelled="cheated")]
@@ -88,9 +131,14 @@ class AdamLearner:
         Path(path).mkdir(parents=True, exist_ok=True)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "adapter": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
-                "optimizer": self.optimizer.state_dict(), "torch_rng": torch.get_rng_state(), "tis_cap": 2.0,
-                "cuda_rng": [torch.get_rng_state()]}
+        return {
+            "version": self.version,
+            "adapter": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "optimizer": self.optimizer.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "tis_cap": 2.0,
+            "cuda_rng": [torch.get_rng_state()],
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.model.load_state_dict(state["adapter"])
@@ -99,9 +147,13 @@ class AdamLearner:
 
 
 def snapshot() -> dict[str, Any]:
-    return {"curriculum": a_curriculum().state(), "corpus": {"seed": 1, "epoch": 0, "position": 3, "size": 9, "fingerprint": "f"},
-            "engine_rng": {"python": [3, list(range(625)), None]}, "stale_dropped": 2,
-            "env_stats": {"e1": {"win_rate": 0.5, "status": "active", "updated_step": None}}}
+    return {
+        "curriculum": a_curriculum().state(),
+        "corpus": {"seed": 1, "epoch": 0, "position": 3, "size": 9, "fingerprint": "f"},
+        "engine_rng": {"python": [3, list(range(625)), None]},
+        "stale_dropped": 2,
+        "env_stats": {"e1": {"win_rate": 0.5, "status": "active", "updated_step": None}},
+    }
 
 
 def trained() -> AdamLearner:
@@ -130,7 +182,9 @@ def test_a_checkpoint_is_json_and_safetensors_and_round_trips(tmp_path: Path) ->
     assert state["step"] == 4 and state["config_hash"] == "abc"
     assert state["snapshot"] == snapshot()
     assert state["rng"]["python"] == before["python"]
-    assert state["rng"]["numpy"][0] == before["numpy"][0] and np.array_equal(state["rng"]["numpy"][1], before["numpy"][1])
+    assert state["rng"]["numpy"][0] == before["numpy"][0] and np.array_equal(
+        state["rng"]["numpy"][1], before["numpy"][1]
+    )
     assert state["rng"]["numpy"][2:] == before["numpy"][2:] and torch.equal(state["rng"]["torch"], before["torch"])
     saved, now = state["learner"], learner.state_dict()
     assert saved["version"] == 2 and saved["tis_cap"] == 2.0 and torch.equal(saved["cuda_rng"][0], now["cuda_rng"][0])
@@ -139,8 +193,10 @@ def test_a_checkpoint_is_json_and_safetensors_and_round_trips(tmp_path: Path) ->
     assert saved["optimizer"]["state"].keys() == now["optimizer"]["state"].keys()
     for key, moments in now["optimizer"]["state"].items():
         assert moments.keys() == saved["optimizer"]["state"][key].keys()
-        assert all(torch.equal(saved["optimizer"]["state"][key][n], t) and saved["optimizer"]["state"][key][n].dtype == t.dtype
-                   for n, t in moments.items())
+        assert all(
+            torch.equal(saved["optimizer"]["state"][key][n], t) and saved["optimizer"]["state"][key][n].dtype == t.dtype
+            for n, t in moments.items()
+        )
     # A fresh learner loaded from it continues exactly like the original.
     fresh = AdamLearner(seed=5)
     fresh.load_state_dict(saved)

@@ -70,7 +70,9 @@ def test_usage_errors_inside_a_run_folder_share_the_style(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
-def test_verbose_is_read_before_or_after_the_subcommand(tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verbose_is_read_before_or_after_the_subcommand(
+    tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import spade_async.cli.app as cli_module
 
     seen: list[bool] = []

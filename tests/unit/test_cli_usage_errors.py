@@ -33,7 +33,11 @@ CASES = [
     (["report", "runs/x", "--nope"], ["no such option", "'--nope'"], "spade-async report"),
     (["tui"], ["missing argument 'RUN_DIR'"], "spade-async tui"),
     (["export", "adapter"], ["missing argument 'RUN_DIR'"], "spade-async export adapter"),
-    (["export", "envs", "runs/x", "out", "--sort", "best"], ["invalid value for '--sort'", "'best'"], "spade-async export envs"),
+    (
+        ["export", "envs", "runs/x", "out", "--sort", "best"],
+        ["invalid value for '--sort'", "'best'"],
+        "spade-async export envs",
+    ),
     (["config", "show"], ["missing argument 'CONFIG'"], "spade-async config show"),
     (["config", "shw"], ["no such command 'shw'", "did you mean 'show'?"], "spade-async config"),
     (["env", "play", "mastermind", "--seed", "x"], ["invalid value for '--seed'", "'x'"], "spade-async env play"),
@@ -64,7 +68,10 @@ def test_a_click_usage_error_is_one_line_and_exit_2(argv: list[str], texts: list
 
 def test_the_message_reads_as_the_projects_style() -> None:
     result = CliRunner().invoke(cli, ["run", "tiny", "--foo"], prog_name="spade-async")
-    assert result.stderr == "error: no such option '--foo'; did you mean '--force'? (spade-async run --help lists the options)\n"
+    assert (
+        result.stderr
+        == "error: no such option '--foo'; did you mean '--force'? (spade-async run --help lists the options)\n"
+    )
     result = CliRunner().invoke(cli, ["export", "adapter"], prog_name="spade-async")
     assert result.stderr == "error: missing argument 'RUN_DIR' (spade-async export adapter --help shows the usage)\n"
 
@@ -92,7 +99,13 @@ def test_the_installed_console_command_prints_one_line() -> None:
         argv = [str(script)]
     else:  # not installed: what the installed script runs
         argv = [sys.executable, "-c", f"import sys; from {module} import {func}; sys.exit({func}())"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    done = subprocess.run([*argv, "eval", "--episodes", "abc"], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
-    _check_one_line(done.returncode, done.stdout, done.stderr, ["invalid value for '--episodes'", "'abc'"], "spade-async eval")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    }
+    done = subprocess.run(
+        [*argv, "eval", "--episodes", "abc"], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    _check_one_line(
+        done.returncode, done.stdout, done.stderr, ["invalid value for '--episodes'", "'abc'"], "spade-async eval"
+    )

@@ -28,9 +28,26 @@ def test_cluster_is_off_by_default_and_rejects_unknown_keys() -> None:
 
 
 def test_config_show_cluster_says_what_goes_where() -> None:
-    out = CliRunner().invoke(cli, ["config", "show", "tiny", "--cluster", "--set", "cluster.enabled=true",
-                                   "--set", "cluster.sandbox_pools=3", "--set", 'cluster.address="head:6379"'],
-                             catch_exceptions=False).output
+    out = (
+        CliRunner()
+        .invoke(
+            cli,
+            [
+                "config",
+                "show",
+                "tiny",
+                "--cluster",
+                "--set",
+                "cluster.enabled=true",
+                "--set",
+                "cluster.sandbox_pools=3",
+                "--set",
+                'cluster.address="head:6379"',
+            ],
+            catch_exceptions=False,
+        )
+        .output
+    )
     layout = out.split("# cluster layout:")[1]
     assert "Ray cluster at head:6379" in layout
     assert "sandbox: 3 remote pool(s)" in layout
@@ -60,7 +77,9 @@ def test_a_run_with_cluster_off_never_imports_ray(tmp_path: Path) -> None:
         print("ray imported" if "ray" in sys.modules else "ray not imported")
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("ray not imported")
 
@@ -69,15 +88,18 @@ def engine_cluster(**cluster: object) -> dict[str, object]:
     return {"enabled": True, "engine_replicas": 2, **cluster}
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"cluster": {"engine_replicas": 2}}, "needs cluster.enabled = true"),
-    ({"run": {"device": "cpu"}, "cluster": engine_cluster(engine_gpus=1)}, "would not use their GPUs"),
-    ({"engine": {"backend": "vllm"}, "cluster": engine_cluster()}, "each engine replica needs a GPU"),
-    ({"run": {"device": "cuda"}, "cluster": engine_cluster()}, "each engine replica needs a GPU"),
-    ({"cluster": engine_cluster(engine_gpus=2)}, "the HF engine uses one GPU"),
-    ({"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=1.5)}, "whole number"),
-    ({"cluster": engine_cluster(adapters="nfs")}, "adapters"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"cluster": {"engine_replicas": 2}}, "needs cluster.enabled = true"),
+        ({"run": {"device": "cpu"}, "cluster": engine_cluster(engine_gpus=1)}, "would not use their GPUs"),
+        ({"engine": {"backend": "vllm"}, "cluster": engine_cluster()}, "each engine replica needs a GPU"),
+        ({"run": {"device": "cuda"}, "cluster": engine_cluster()}, "each engine replica needs a GPU"),
+        ({"cluster": engine_cluster(engine_gpus=2)}, "the HF engine uses one GPU"),
+        ({"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=1.5)}, "whole number"),
+        ({"cluster": engine_cluster(adapters="nfs")}, "adapters"),
+    ],
+)
 def test_engine_replica_combinations_that_cannot_work_are_refused(data: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         validate_config(data)
@@ -96,11 +118,20 @@ def test_a_replica_owns_the_gpus_ray_gave_it() -> None:
     assert cpu.engine_device == "cpu" and cpu.engine_gpus == ()
     hf = replica_placement(validate_config({"cluster": engine_cluster(engine_gpus=1)}), gpu_count=1)
     assert hf.engine_device == "cuda:0" and hf.learner_gpu is None
-    vllm = replica_placement(validate_config({"engine": {"backend": "vllm"}, "placement": {"tensor_parallel_size": 2},
-                                              "cluster": engine_cluster(engine_gpus=4)}), gpu_count=4)
+    vllm = replica_placement(
+        validate_config(
+            {
+                "engine": {"backend": "vllm"},
+                "placement": {"tensor_parallel_size": 2},
+                "cluster": engine_cluster(engine_gpus=4),
+            }
+        ),
+        gpu_count=4,
+    )
     assert (vllm.engine_gpus, vllm.tensor_parallel_size, vllm.data_parallel_size) == ((0, 1, 2, 3), 2, 2)
-    half = replica_placement(validate_config({"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=0.5)}),
-                             gpu_count=1)
+    half = replica_placement(
+        validate_config({"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=0.5)}), gpu_count=1
+    )
     assert half.gpu_memory_utilization == pytest.approx(0.45)  # half of dedicated_memory_utilization
     with pytest.raises(PlacementError, match="sees none"):
         replica_placement(validate_config({"cluster": engine_cluster(engine_gpus=1)}), gpu_count=0)
@@ -109,16 +140,34 @@ def test_a_replica_owns_the_gpus_ray_gave_it() -> None:
 def test_a_driver_with_remote_vllm_replicas_needs_no_gpu_or_vllm_itself() -> None:
     from spade_async.run.assemble import preflight
 
-    cfg = validate_config({"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=1),
-                           "model": {"name": str(ROOT)}})  # any existing folder: not the embedded model
+    cfg = validate_config(
+        {"engine": {"backend": "vllm"}, "cluster": engine_cluster(engine_gpus=1), "model": {"name": str(ROOT)}}
+    )  # any existing folder: not the embedded model
     placement = preflight(cfg, gpu_count=0)
     assert placement.learner_gpu is None  # the learner on this CPU; vLLM only on the replicas' nodes
 
 
 def test_config_show_cluster_says_where_engine_replicas_go() -> None:
-    out = CliRunner().invoke(cli, ["config", "show", "tiny", "--cluster", "--set", "cluster.enabled=true",
-                                   "--set", "cluster.engine_replicas=3", "--set", 'cluster.adapters="shared_path"'],
-                             catch_exceptions=False).output
+    out = (
+        CliRunner()
+        .invoke(
+            cli,
+            [
+                "config",
+                "show",
+                "tiny",
+                "--cluster",
+                "--set",
+                "cluster.enabled=true",
+                "--set",
+                "cluster.engine_replicas=3",
+                "--set",
+                'cluster.adapters="shared_path"',
+            ],
+            catch_exceptions=False,
+        )
+        .output
+    )
     layout = out.split("# cluster layout:")[1]
     assert "engine: 3 replica(s)" in layout and "the HF engine on the CPU" in layout
     assert "by shared path" in layout and "learner" in layout

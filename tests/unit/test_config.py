@@ -125,7 +125,9 @@ def test_kl_default_follows_the_domain_unless_set() -> None:
 def test_in_loop_eval_is_off_by_default_and_validated_only_when_on(tmp_path: Path) -> None:
     cfg = load_config(ROOT / "configs" / "tiny.toml")
     assert (cfg.eval.every, cfg.eval.suite, cfg.eval.split) == (0, "games:easy", "dev")
-    assert load_config(ROOT / "configs" / "tiny.toml", ['eval.suite="nonsense"']).eval.suite == "nonsense"  # off: unused
+    assert (
+        load_config(ROOT / "configs" / "tiny.toml", ['eval.suite="nonsense"']).eval.suite == "nonsense"
+    )  # off: unused
     from spade_async.testing import COIN_ENV
 
     (tmp_path / "coin.py").write_text(COIN_ENV)
@@ -155,4 +157,6 @@ def test_top_p_below_one_is_refused_for_trained_roles_only(tmp_path: Path) -> No
     designer.write_text("[engine.designer]\ntop_p = 0.95\n")
     with pytest.raises(ConfigError) as info:
         load_config(designer)
-    assert any("engine.designer.top_p = 0.95" in line and "engine.designer.top_p = 1.0" in line for line in info.value.problems)
+    assert any(
+        "engine.designer.top_p = 0.95" in line and "engine.designer.top_p = 1.0" in line for line in info.value.problems
+    )

@@ -28,9 +28,14 @@ def test_parse_boxed(text: str, expected: str | None) -> None:
 class Counter(ToolUseEnv):
     max_turns = 6
     tools: ClassVar = [
-        {"type": "function", "function": {"name": "add", "description": "Add k to the counter.",
-                                          "parameters": {"type": "object", "properties": {"k": {"type": "integer"}},
-                                                         "required": ["k"]}}},
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Add k to the counter.",
+                "parameters": {"type": "object", "properties": {"k": {"type": "integer"}}, "required": ["k"]},
+            },
+        },
         {"type": "function", "function": {"name": "fail", "parameters": {"type": "object"}}},
     ]
 
@@ -62,7 +67,9 @@ def test_tool_use_env_reveals_instructions_and_checks_the_state() -> None:
     assert (reward, done, step_info["satisfied"]) == (0.5, False, 1)
     assert step_info["next_instruction"] == "Instruction 2 of 2: Make the counter 5."
     # Malformed calls and failing tools are error observations, not crashes.
-    assert env.step('<tool_call>{"name": "add", "arguments": {</tool_call>')[0].startswith("error: the tool call is not valid JSON")
+    assert env.step('<tool_call>{"name": "add", "arguments": {</tool_call>')[0].startswith(
+        "error: the tool call is not valid JSON"
+    )
     assert env.step(env.call("mul"))[0].startswith("error: unknown tool 'mul'")
     assert env.step(env.call("fail"))[0] == "error: ValueError: this tool always fails"
     assert env.step(env.call("add", x=1))[0].startswith("error: TypeError")

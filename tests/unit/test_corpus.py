@@ -134,9 +134,7 @@ def test_jsonl_source(tmp_path: Path) -> None:
         (['{"text": ""}'], "text", r"c\.jsonl: no documents"),
     ],
 )
-def test_jsonl_errors_name_file_and_line(
-    tmp_path: Path, lines: list[str], field: str, match: str
-) -> None:
+def test_jsonl_errors_name_file_and_line(tmp_path: Path, lines: list[str], field: str, match: str) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(CorpusError, match=match) as info:
@@ -158,9 +156,7 @@ def test_missing_paths_are_clear(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ optional packages
 
 
-def test_parquet_without_pyarrow_says_how_to_install(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_parquet_without_pyarrow_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     (tmp_path / "c.parquet").write_bytes(b"")
@@ -168,9 +164,7 @@ def test_parquet_without_pyarrow_says_how_to_install(
         parquet_source(tmp_path / "c.parquet")
 
 
-def test_hf_disk_without_datasets_says_how_to_install(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hf_disk_without_datasets_says_how_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(CorpusError, match="pip install datasets"):
         hf_disk_source(tmp_path)
@@ -182,9 +176,7 @@ def test_parquet_round_trip(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     path = tmp_path / "c.parquet"
-    pq.write_table(
-        pa.table({"content": ["one doc", "", "two doc"], "title": ["One", None, None]}), path
-    )
+    pq.write_table(pa.table({"content": ["one doc", "", "two doc"], "title": ["One", None, None]}), path)
     source = parquet_source(path, "content")
     assert [source.get(i) for i in range(len(source))] == [
         Document("c.parquet:0", "One", "one doc"),
@@ -198,9 +190,7 @@ def test_parquet_round_trip(tmp_path: Path) -> None:
 def test_hf_disk_round_trip(tmp_path: Path) -> None:
     from datasets import Dataset, DatasetDict
 
-    DatasetDict({"train": Dataset.from_dict({"text": ["a doc", "b doc"]})}).save_to_disk(
-        str(tmp_path / "ds")
-    )
+    DatasetDict({"train": Dataset.from_dict({"text": ["a doc", "b doc"]})}).save_to_disk(str(tmp_path / "ds"))
     source = hf_disk_source(tmp_path / "ds")
     assert [source.get(i).text for i in range(len(source))] == ["a doc", "b doc"]
     with pytest.raises(CorpusError, match="no column 'body'"):

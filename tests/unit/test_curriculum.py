@@ -44,7 +44,9 @@ def curriculum(**kw: object) -> Curriculum:
     return Curriculum(cfg, seed=3, designer_temperature=1.0, n_agent_samples_per_env=4)
 
 
-def play(cur: Curriculum, env: LiveEnv, step: int, plain: list[float], hinted: tuple[float, ...] | list[float] = ()) -> None:
+def play(
+    cur: Curriculum, env: LiveEnv, step: int, plain: list[float], hinted: tuple[float, ...] | list[float] = ()
+) -> None:
     for o in plain:
         cur.record(step, env.env_id, False, o)
     for o in hinted:
@@ -76,11 +78,22 @@ def test_retirement_scores_every_design_and_pairs_rewards_with_their_own_tokens(
     play(cur, cur.live[0], 0, [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0])  # w = 0.5, regret 1
     play(cur, cur.live[1], 0, [1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0])  # w = 1, regret 0
     retired = cur.retire()
-    by_text = {"".join(chr(t) for t, m in zip(s.input_ids, s.loss_mask, strict=True) if m): s for s in retired.designer_samples}
+    by_text = {
+        "".join(chr(t) for t, m in zip(s.input_ids, s.loss_mask, strict=True) if m): s for s in retired.designer_samples
+    }
     assert set(by_text) == {"good code", "poor code", "broken"}
     expected = designer_rewards(
-        [cur_c for cur_c in (retired.scored[0].candidate, retired.scored[1].candidate, DesignerCandidate("Optimization", False))],
-        DesignerRewardParams.from_config(cur.cfg), n_agent_samples=8, n_envs=2,
+        [
+            cur_c
+            for cur_c in (
+                retired.scored[0].candidate,
+                retired.scored[1].candidate,
+                DesignerCandidate("Optimization", False),
+            )
+        ],
+        DesignerRewardParams.from_config(cur.cfg),
+        n_agent_samples=8,
+        n_envs=2,
     )
     assert by_text["good code"].reward == pytest.approx(expected[0])
     assert by_text["poor code"].reward == pytest.approx(expected[1])
@@ -150,8 +163,12 @@ def test_a_repaired_design_is_scored_as_invalid_but_stays_playable() -> None:
     # helpful hint, it beats the other one (always won, no regret), scored in the same batch.
     stored = retired.designer_rewards
     assert stored[env_id_for("fixed on retry")] > 0 > stored[env_id_for("other")]
-    expected = designer_rewards([scored.env_candidate, cur_candidate_of_other], DesignerRewardParams.from_config(cur.cfg),
-                                n_agent_samples=cur.n_agent_samples_per_env * 2, n_envs=2)
+    expected = designer_rewards(
+        [scored.env_candidate, cur_candidate_of_other],
+        DesignerRewardParams.from_config(cur.cfg),
+        n_agent_samples=cur.n_agent_samples_per_env * 2,
+        n_envs=2,
+    )
     assert [stored[env_id_for("fixed on retry")], stored[env_id_for("other")]] == pytest.approx(expected)
 
 

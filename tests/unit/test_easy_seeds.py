@@ -16,7 +16,9 @@ EASY = load_seeds("easy")
 def instantiate(source: str):
     namespace = dict(INJECTED)
     exec(compile(source, "<seed>", "exec"), namespace)  # trusted, hand-written test input
-    classes = [v for v in namespace.values() if isinstance(v, type) and hasattr(v, "step") and v not in INJECTED.values()]
+    classes = [
+        v for v in namespace.values() if isinstance(v, type) and hasattr(v, "step") and v not in INJECTED.values()
+    ]
     assert len(classes) == 1
     return classes[0]()
 

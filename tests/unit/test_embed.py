@@ -55,9 +55,7 @@ def test_real_model_offline_orders_by_meaning(no_network: None) -> None:
     assert embedder.embed([]).shape == (0, DIM)
     # callable from worker threads at once
     results: list[np.ndarray] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(embedder.embed(TEXTS[:2]))) for _ in range(3)
-    ]
+    threads = [threading.Thread(target=lambda: results.append(embedder.embed(TEXTS[:2]))) for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:
@@ -69,9 +67,7 @@ def test_real_model_offline_orders_by_meaning(no_network: None) -> None:
 def test_hashing_embedder() -> None:
     embedder = make_embedder("hashing")
     assert isinstance(embedder, HashingEmbedder)
-    check_order(
-        embedder.embed(["grid maze path exit start", "grid maze path exit goal", "bakery bread"])
-    )
+    check_order(embedder.embed(["grid maze path exit start", "grid maze path exit goal", "bakery bread"]))
     a, b = embedder.embed(TEXTS), HashingEmbedder().embed(TEXTS)
     np.testing.assert_array_equal(a, b)
     empty = embedder.embed(["", "!!"])

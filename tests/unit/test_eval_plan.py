@@ -71,7 +71,9 @@ def test_a_prior_proven_wrong_by_the_clock_is_dropped() -> None:
 
 def test_a_prior_gives_an_estimate_before_anything_ran() -> None:
     clock = Clock()
-    eta = Eta([Phase("base", 0, ["games:easy"]), Phase("step_1", 48)], concurrency=16, prior_s_per_item=2.0, clock=clock)
+    eta = Eta(
+        [Phase("base", 0, ["games:easy"]), Phase("step_1", 48)], concurrency=16, prior_s_per_item=2.0, clock=clock
+    )
     assert eta.remaining() == pytest.approx(96.0)  # the cached base costs nothing
     eta.update("step_1", 0)
     clock.t = 20.0
@@ -88,11 +90,18 @@ def test_priors_from_earlier_evals_then_training(tmp_path: Path) -> None:
     cfg = Config.model_validate({"selfplay": {"plays": 8}})
     suite = GamesSuite("games:easy", load_seeds("easy"), episodes=2)
     assert prior_seconds_per_item([suite], {}, None) == (None, "no earlier measurement")
-    (tmp_path / "metrics.jsonl").write_text(json.dumps({"n_envs": 6, "time_play_s": 96.0}) + "\n"
-                                            + json.dumps({"n_envs": 6, "time_play_s": 48.0}) + "\nnot json\n")
+    (tmp_path / "metrics.jsonl").write_text(
+        json.dumps({"n_envs": 6, "time_play_s": 96.0})
+        + "\n"
+        + json.dumps({"n_envs": 6, "time_play_s": 48.0})
+        + "\nnot json\n"
+    )
     rate = training_seconds_per_episode(tmp_path, cfg)
     assert rate == pytest.approx((2.0 + 1.0) / 2)
-    assert prior_seconds_per_item([suite], load_timing(tmp_path), rate) == (pytest.approx(1.5), "this run's training rollouts (rough)")
+    assert prior_seconds_per_item([suite], load_timing(tmp_path), rate) == (
+        pytest.approx(1.5),
+        "this run's training rollouts (rough)",
+    )
     save_timing(tmp_path, {"games:easy": 0.75})
     save_timing(tmp_path, {"reasoning_gym": 0.5})  # merged, not replaced
     assert load_timing(tmp_path) == {"games:easy": 0.75, "reasoning_gym": 0.5}
@@ -100,14 +109,24 @@ def test_priors_from_earlier_evals_then_training(tmp_path: Path) -> None:
 
 
 def test_the_plan_names_suites_models_cache_and_cost() -> None:
-    cfg = Config.model_validate({"engine": {"max_model_len": 512, "agent": {"max_new_tokens": 16}},
-                                 "selfplay": {"max_turns": 10, "max_context_tokens": 1024}})
+    cfg = Config.model_validate(
+        {
+            "engine": {"max_model_len": 512, "agent": {"max_new_tokens": 16}},
+            "selfplay": {"max_turns": 10, "max_context_tokens": 1024},
+        }
+    )
     suite = GamesSuite("games:easy", load_seeds("easy"), episodes=8)
     line = suite_line(suite, len(suite.items()), cfg)
     assert line.startswith("games:easy: 6 games x 8 episodes = 48 items (test seeds)")
     assert "at most 10 turns x 16 tokens" in line and "stops at 512 tokens" in line  # the engine's limit wins
-    lines = plan_lines([line], [Phase("base", 0, ["games:easy"]), Phase("step_1", 48)], concurrency=16, eta_s=96.0,
-                       rate_source="this run folder's earlier evals", cache_note="base scores cached in X")
+    lines = plan_lines(
+        [line],
+        [Phase("base", 0, ["games:easy"]), Phase("step_1", 48)],
+        concurrency=16,
+        eta_s=96.0,
+        rate_source="this run folder's earlier evals",
+        cache_note="base scores cached in X",
+    )
     text = "\n".join(lines)
     assert "base    0 items to score; cached: games:easy" in text
     assert "step_1  48 items to score" in text

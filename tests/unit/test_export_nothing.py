@@ -21,8 +21,10 @@ def make_run(tmp_path: Path, config: str, *, all_invalid: bool, all_seeds: bool 
     (run / "config.toml").write_text(config)
     if all_invalid:
         conn = sqlite3.connect(run / "run.sqlite")
-        conn.execute("UPDATE environments SET valid = 0, status = 'invalid', reasons = ?",
-                     ('["reset(seed=0) failed: NameError: x"]',))
+        conn.execute(
+            "UPDATE environments SET valid = 0, status = 'invalid', reasons = ?",
+            ('["reset(seed=0) failed: NameError: x"]',),
+        )
         conn.commit()
         conn.close()
     if all_seeds:  # a fixed-pool run plays only seed environments

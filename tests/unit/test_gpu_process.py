@@ -39,8 +39,13 @@ def test_a_process_that_probed_leaves_cuda_uninitialised() -> None:
         import torch
         print(os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"], torch.cuda.is_initialized())
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     assert out.stdout.split() == ["1", "False"]
 
 
@@ -84,8 +89,12 @@ def test_visible_devices_are_scoped_to_the_block(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     with scoped_visible_devices([1, 2, 3]) as value:
         assert value == "1,2,3" and os.environ["CUDA_VISIBLE_DEVICES"] == "1,2,3"
-        child = subprocess.run([sys.executable, "-c", "import os; print(os.environ['CUDA_VISIBLE_DEVICES'])"],
-                               capture_output=True, text=True, check=True)
+        child = subprocess.run(
+            [sys.executable, "-c", "import os; print(os.environ['CUDA_VISIBLE_DEVICES'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert child.stdout.strip() == "1,2,3"  # what the engine's processes inherit
     assert "CUDA_VISIBLE_DEVICES" not in os.environ  # the learner sees every GPU again
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")

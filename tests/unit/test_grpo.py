@@ -59,9 +59,7 @@ def test_on_policy_loss_is_minus_advantage_and_gradient_is_policy_gradient():
     assert met["tokens"] == 2.0
 
 
-@pytest.mark.parametrize(
-    ("agg", "expected"), [("grpo", 0.0), ("dapo", -1 / 3), ("dr_grpo", -1 / 8)]
-)
+@pytest.mark.parametrize(("agg", "expected"), [("grpo", 0.0), ("dapo", -1 / 3), ("dr_grpo", -1 / 8)])
 def test_aggregation_modes(agg, expected):
     # seq 0: 2 trained tokens, A=+1 -> token loss -1 each; seq 1: 1 trained token, A=-1 -> +1
     now = _t([[-1.0, -1.0, -1.0], [-1.0, -1.0, -1.0]], grad=True)
@@ -216,8 +214,14 @@ def _sample(role, n_prompt, n_trained, advantage):
     from spade_async.learner.samples import TrainSample
 
     n = n_prompt + n_trained
-    return TrainSample(role=role, input_ids=list(range(1, n + 1)), loss_mask=[0] * n_prompt + [1] * n_trained,
-                       behaviour_logprobs=[0.0] * n_prompt + [-1.0] * n_trained, advantage=advantage, adapter_version=0)
+    return TrainSample(
+        role=role,
+        input_ids=list(range(1, n + 1)),
+        loss_mask=[0] * n_prompt + [1] * n_trained,
+        behaviour_logprobs=[0.0] * n_prompt + [-1.0] * n_trained,
+        advantage=advantage,
+        adapter_version=0,
+    )
 
 
 def _batch_loss(samples, agg):
@@ -228,9 +232,20 @@ def _batch_loss(samples, agg):
     weight = sum(mb.total_weight for mb in batches)
     for mb in batches:
         logp = mb.behaviour.clone().requires_grad_(True)
-        loss, _ = grpo_loss(logp, mb.behaviour, mb.advantages, mb.mask, clip_low=0.2, clip_high=0.28, tis_cap=2.0,
-                            agg=agg, max_tokens=10_000, total_sequences=len(samples), total_tokens=weight,
-                            weights=mb.weights)
+        loss, _ = grpo_loss(
+            logp,
+            mb.behaviour,
+            mb.advantages,
+            mb.mask,
+            clip_low=0.2,
+            clip_high=0.28,
+            tis_cap=2.0,
+            agg=agg,
+            max_tokens=10_000,
+            total_sequences=len(samples),
+            total_tokens=weight,
+            weights=mb.weights,
+        )
         total += float(loss.detach())
     return total
 
@@ -250,6 +265,15 @@ def test_designer_sample_weight_does_not_depend_on_its_length(agg):
         from spade_async.learner.batching import build_micro_batches
 
         mbs = build_micro_batches([*agents, _sample("designer", 10, 3000, 3.0)], 8, 10_000)
-        flat, _ = grpo_loss(mbs[0].behaviour.clone(), mbs[0].behaviour, mbs[0].advantages, mbs[0].mask, clip_low=0.2,
-                            clip_high=0.28, tis_cap=2.0, agg=agg, max_tokens=10_000)
+        flat, _ = grpo_loss(
+            mbs[0].behaviour.clone(),
+            mbs[0].behaviour,
+            mbs[0].advantages,
+            mbs[0].mask,
+            clip_low=0.2,
+            clip_high=0.28,
+            tis_cap=2.0,
+            agg=agg,
+            max_tokens=10_000,
+        )
         assert float(flat) != pytest.approx(long, rel=1e-3)

@@ -22,8 +22,13 @@ def lint_imports(config: Path) -> subprocess.CompletedProcess[str]:
     assert LINT_IMPORTS.is_file(), f"{LINT_IMPORTS} missing: pip install -e '.[dev]' (import-linter)"
     # From the repository root: lint-imports puts the working directory first on sys.path, so
     # it reads this checkout's spade_async/ and tui/, not an installed copy.
-    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", str(config)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_the_import_contract_holds() -> None:
@@ -38,7 +43,8 @@ def test_a_false_contract_fails(tmp_path: Path) -> None:
     contract putting util above memory, or forbidding the sandbox child its own protocol
     module, must be reported broken."""
     config = tmp_path / "contract.toml"
-    config.write_text('''
+    config.write_text(
+        """
 [tool.importlinter]
 root_packages = ["spade_async"]
 
@@ -55,7 +61,9 @@ name = "the sandbox child without its protocol (false)"
 type = "forbidden"
 source_modules = ["spade_async.sandbox.child"]
 forbidden_modules = ["spade_async.sandbox.protocol"]
-''', encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     result = lint_imports(config)
     assert result.returncode != 0, result.stdout
     assert "Contracts: 0 kept, 2 broken" in result.stdout, result.stdout

@@ -22,8 +22,14 @@ def test_doctests() -> None:
 @pytest.mark.parametrize(
     ("w", "band"),
     [
-        (0.0, "too_hard"), (0.15, "too_hard"), (0.16, "in_band"), (0.4, "in_band"), (0.6, "in_band"),
-        (0.84, "in_band"), (0.85, "too_easy"), (1.0, "too_easy"),
+        (0.0, "too_hard"),
+        (0.15, "too_hard"),
+        (0.16, "in_band"),
+        (0.4, "in_band"),
+        (0.6, "in_band"),
+        (0.84, "in_band"),
+        (0.85, "too_easy"),
+        (1.0, "too_easy"),
     ],
 )
 def test_band_edges_with_design_defaults(w: float, band: str) -> None:

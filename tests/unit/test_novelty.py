@@ -11,9 +11,13 @@ from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reaso
 from spade_async.selfplay.generation import duplicate_keepers, reject_copies
 from spade_async.testing import COIN_ENV
 
-REFORMATTED = "# a copy, reformatted\n\n" + COIN_ENV.replace("    def step", "\n\n    def step  ").replace(
-    "self.turn += 1", "self.turn  +=  1   # count the turn"
-) + "\n\n\n"
+REFORMATTED = (
+    "# a copy, reformatted\n\n"
+    + COIN_ENV.replace("    def step", "\n\n    def step  ").replace(
+        "self.turn += 1", "self.turn  +=  1   # count the turn"
+    )
+    + "\n\n\n"
+)
 NEAR_COPY = COIN_ENV.replace("0.7", "0.8")
 
 
@@ -38,10 +42,21 @@ def _design(code: str, *, parent: str | None = None, examples: tuple[str, ...] =
     def rec(c: str) -> EnvRecord:
         return EnvRecord(code=c, domain="games", skill="Optimization", origin="fresh", created_step=0)
 
-    job = DesignJob("Optimization", Document("d", "t", "x"), "mutation" if parent else "fresh",
-                    parent=rec(parent) if parent else None, examples=[Example(rec(e), "model") for e in examples])
-    return Design(job=job, prompt_ids=[1], completion=Completion([1], [2], [-0.1], code, "stop", 0), code=code,
-                  hint="h", admitted=admitted)
+    job = DesignJob(
+        "Optimization",
+        Document("d", "t", "x"),
+        "mutation" if parent else "fresh",
+        parent=rec(parent) if parent else None,
+        examples=[Example(rec(e), "model") for e in examples],
+    )
+    return Design(
+        job=job,
+        prompt_ids=[1],
+        completion=Completion([1], [2], [-0.1], code, "stop", 0),
+        code=code,
+        hint="h",
+        admitted=admitted,
+    )
 
 
 def test_copies_of_the_prompt_or_of_memory_are_rejected_new_code_is_not() -> None:

@@ -22,14 +22,14 @@ from spade_async.selfplay.design.parsing import (
     parse_designer,
 )
 
-ENV = '''SKILL = "Optimization"
+ENV = """SKILL = "Optimization"
 HINT = "Test 0, 15 and 30, then fit the parabola."
 DESCRIPTION = "Tune a knob."
 
 
 class Knob(GameEnv):
     max_turns = 6
-'''
+"""
 
 
 def fenced(body: str, lang: str = "python") -> str:
@@ -154,7 +154,9 @@ def test_unfenced_text_that_starts_with_prose_is_rejected() -> None:
     assert extract_code("I think the class should be simple.").reason == REASON_NO_CODE
 
 
-@pytest.mark.parametrize("start", ["import random\n", "from math import sqrt\n", "# env\n", '"""Doc."""\n', "HINT: str = 'x'\n"])
+@pytest.mark.parametrize(
+    "start", ["import random\n", "from math import sqrt\n", "# env\n", '"""Doc."""\n', "HINT: str = 'x'\n"]
+)
 def test_unfenced_file_may_start_with_any_python_line(start: str) -> None:
     code = start + "class A(GameEnv):\n    pass"
     assert extract_code(code).code == code
@@ -230,7 +232,7 @@ def test_clean_hint_placeholders(text: str | None) -> None:
 
 
 def test_clean_hint_normalises() -> None:
-    assert clean_hint("Hint: \"Binary\n  search\"") == "Binary search"
+    assert clean_hint('Hint: "Binary\n  search"') == "Binary search"
     assert clean_hint("```\nUse the corners.\n```") == "Use the corners."
     assert clean_hint("Think first.") == "Think first."
 
@@ -271,7 +273,7 @@ def test_parse_designer_cut_off_and_broken() -> None:
     [
         ("\\boxed{guess 50}", "guess 50"),
         ("Think. \\boxed{scan 0 0} then \\boxed{ dig 1 2 }", "dig 1 2"),
-        ("\\boxed{{\"name\": \"f\"}}", '{"name": "f"}'),
+        ('\\boxed{{"name": "f"}}', '{"name": "f"}'),
         ("\\boxed{}", None),
         ("\\boxed{   }", None),
         ("guess 50", None),

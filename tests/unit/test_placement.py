@@ -16,8 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def vllm_cfg(**placement: object) -> Config:
-    return Config.model_validate({"run": {"device": "cuda"}, "engine": {"backend": "vllm", "gpu_memory_utilization": 0.4},
-                                  "model": {"lora_rank": 32}, "placement": placement})
+    return Config.model_validate(
+        {
+            "run": {"device": "cuda"},
+            "engine": {"backend": "vllm", "gpu_memory_utilization": 0.4},
+            "model": {"lora_rank": 32},
+            "placement": placement,
+        }
+    )
 
 
 def test_cpu_run_uses_no_gpu_even_when_there_are_some() -> None:

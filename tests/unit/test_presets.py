@@ -68,7 +68,10 @@ def test_every_preset_says_what_it_is_in_its_first_comment(path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "summary"),
     [
-        ("# The recipe (arXiv 2608.19197): G = 16.\n# Second sentence.\n[run]\n", "The recipe (arXiv 2608.19197): G = 16."),
+        (
+            "# The recipe (arXiv 2608.19197): G = 16.\n# Second sentence.\n[run]\n",
+            "The recipe (arXiv 2608.19197): G = 16.",
+        ),
         ("# Split over\n#   two lines. Then more.\n", "Split over two lines."),
         ("# No full stop\n\n# not part of the block.\n", "No full stop"),
         ("[run]\n# a comment after the first table\n", ""),
@@ -116,7 +119,9 @@ def test_config_list_shows_each_preset_on_one_line() -> None:
 
 
 @pytest.mark.parametrize(("cuda", "expected"), [(False, "tiny.toml"), (True, "games.toml")])
-def test_init_picks_the_preset_this_machine_can_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda: bool, expected: str) -> None:
+def test_init_picks_the_preset_this_machine_can_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cuda: bool, expected: str
+) -> None:
     monkeypatch.setattr(presets_cmd, "cuda_visible", lambda: cuda)
     monkeypatch.chdir(tmp_path)
     result = invoke("init")
@@ -167,7 +172,9 @@ def test_run_without_the_model_says_the_one_command(no_embedded_model: None, tmp
     result = invoke("run", "tiny", "--headless", "--set", f'run.run_dir="{run_dir}"')
     assert result.exit_code == 1
     assert result.output.strip().count("\n") == 0, result.output  # one line
-    assert result.output.startswith("error: the embedded model") and result.output.strip().endswith("spade-async setup-model")
+    assert result.output.startswith("error: the embedded model") and result.output.strip().endswith(
+        "spade-async setup-model"
+    )
     assert "Traceback" not in result.output
     assert not run_dir.exists()
 

@@ -107,8 +107,12 @@ def test_example_verdicts() -> None:
     assert example_verdict() == "a working game"
     assert "avoid" in example_verdict(0.5, 0.9, "invalid")
     assert "model to follow" in example_verdict(0.5, None, "in_band")
-    assert "harder" in example_verdict(0.95, 0.0, "too_easy") and "better HINT" in example_verdict(0.95, 0.0, "too_easy")
-    assert "easier" in example_verdict(0.05, 0.8, "too_hard") and "helped a lot" in example_verdict(0.05, 0.8, "too_hard")
+    assert "harder" in example_verdict(0.95, 0.0, "too_easy") and "better HINT" in example_verdict(
+        0.95, 0.0, "too_easy"
+    )
+    assert "easier" in example_verdict(0.05, 0.8, "too_hard") and "helped a lot" in example_verdict(
+        0.05, 0.8, "too_hard"
+    )
     assert "won 50%" in example_verdict(0.5, None, "in_band")
 
 
@@ -175,11 +179,20 @@ def test_tool_use_mutations() -> None:
 def test_tool_use_designer_prompts_fit_a_small_context() -> None:
     seeds = load_seeds("standard", "tool_use")
     longest = max(seeds, key=lambda s: len(s.source))
-    fresh = render("designer_tool_fresh", skill="Optimization", document="x" * 1500,
-                   examples=render_example(longest.source, win_rate=0.5, regret=0.6, band="in_band"),
-                   contract=contract_text("tool_use"))
+    fresh = render(
+        "designer_tool_fresh",
+        skill="Optimization",
+        document="x" * 1500,
+        examples=render_example(longest.source, win_rate=0.5, regret=0.6, band="in_band"),
+        contract=contract_text("tool_use"),
+    )
     assert approx_tokens(fresh) <= 2600, approx_tokens(fresh)
     easy = min(load_seeds("easy", "tool_use"), key=lambda s: len(s.source))
-    small = render("designer_tool_fresh", skill="Optimization", document="x" * 600,
-                   examples=render_example(easy.source), contract=contract_text("tool_use"))
+    small = render(
+        "designer_tool_fresh",
+        skill="Optimization",
+        document="x" * 600,
+        examples=render_example(easy.source),
+        contract=contract_text("tool_use"),
+    )
     assert approx_tokens(small) <= 1200, approx_tokens(small)  # what configs/tool_use_tiny.toml sends

@@ -44,7 +44,9 @@ def texts(fig: Figure) -> str:
 
 def test_regret_axis_is_named_and_spans_zero_to_one_with_every_series_visible() -> None:
     # regret and the plain arm are both 0 at every step: the later one must not hide the first
-    data = run_data([{"regret_mean": 0.0, "hint_return_mean": 0.4 + 0.01 * i, "plain_return_mean": 0.0} for i in range(4)])
+    data = run_data(
+        [{"regret_mean": 0.0, "hint_return_mean": 0.4 + 0.01 * i, "plain_return_mean": 0.0} for i in range(4)]
+    )
     with figure("regret.png", data) as fig:
         ax = fig.axes[0]
         assert ax.get_ylabel() == "regret / mean return"

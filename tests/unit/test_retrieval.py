@@ -91,21 +91,13 @@ def test_min_regret_and_unusable_filtered() -> None:
         env("unplayed", None),
         env("broken", 0.5, valid=False, status="invalid"),
     ]
-    got = select_examples(
-        cands, 3, skill=MATH, low=LOW, high=HIGH, rng=random.Random(0), min_regret=0.1
-    )
+    got = select_examples(cands, 3, skill=MATH, low=LOW, high=HIGH, rng=random.Random(0), min_regret=0.1)
     assert got == []
-    assert (
-        select_examples([env("a", 0.5)], 0, skill=MATH, low=LOW, high=HIGH, rng=random.Random(0))
-        == []
-    )
+    assert select_examples([env("a", 0.5)], 0, skill=MATH, low=LOW, high=HIGH, rng=random.Random(0)) == []
 
 
 def test_no_duplicates_and_deterministic() -> None:
-    cands = [
-        env(f"e{i}", i / 10, regret=i / 10, skill=MATH if i % 2 else LOGIC, step=i)
-        for i in range(11)
-    ]
+    cands = [env(f"e{i}", i / 10, regret=i / 10, skill=MATH if i % 2 else LOGIC, step=i) for i in range(11)]
     cands += cands[:3]  # repeated rows
     a = select_examples(cands, 4, skill=MATH, low=LOW, high=HIGH, rng=random.Random(7))
     b = select_examples(cands, 4, skill=MATH, low=LOW, high=HIGH, rng=random.Random(7))
@@ -116,10 +108,7 @@ def test_no_duplicates_and_deterministic() -> None:
 def test_varies_between_designs() -> None:
     cands = [env(f"m{i}", 0.5, regret=0.5) for i in range(8)]
     rng = random.Random(0)
-    seen = {
-        tuple(codes(select_examples(cands, 2, skill=MATH, low=LOW, high=HIGH, rng=rng)))
-        for _ in range(20)
-    }
+    seen = {tuple(codes(select_examples(cands, 2, skill=MATH, low=LOW, high=HIGH, rng=rng))) for _ in range(20)}
     assert len(seen) > 1
 
 
@@ -136,14 +125,9 @@ def test_pick_parent() -> None:
     best = pick_parent(cands, skill=MATH, low=LOW, high=HIGH, rng=random.Random(0), top_n=1)
     assert best is not None and best.code == "mine_a"
     # no same-skill env in band: any in-band one; nothing in band: None
-    parent = pick_parent(
-        cands, skill="Optimization", low=LOW, high=HIGH, rng=random.Random(0), top_n=1
-    )
+    parent = pick_parent(cands, skill="Optimization", low=LOW, high=HIGH, rng=random.Random(0), top_n=1)
     assert parent is not None and parent.code == "other_skill"
-    assert (
-        pick_parent([env("easy", 0.9)], skill=MATH, low=LOW, high=HIGH, rng=random.Random(0))
-        is None
-    )
+    assert pick_parent([env("easy", 0.9)], skill=MATH, low=LOW, high=HIGH, rng=random.Random(0)) is None
 
 
 def test_prune_memory_keeps_every_skill() -> None:

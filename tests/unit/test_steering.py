@@ -93,12 +93,23 @@ def run_db(tmp_path: Path) -> Path:
     async def make() -> None:
         async with await Store.open(db) as store:
             await store.start_run("t", '[selfplay]\nmode = "spade"\n[sandbox]\nmax_source_bytes = 100\n', None)
-            await store.record_environment(EnvRecord(code="live one", domain="games", skill="x", origin="fresh",
-                                                     created_step=0, status="active"))
-            await store.record_environment(EnvRecord(code="old one", domain="games", skill="x", origin="fresh",
-                                                     created_step=0, status="retired"))
-            await store.record_environment(EnvRecord(code="bad one", domain="games", skill="x", origin="fresh",
-                                                     created_step=0, valid=False, status="invalid"))
+            await store.record_environment(
+                EnvRecord(code="live one", domain="games", skill="x", origin="fresh", created_step=0, status="active")
+            )
+            await store.record_environment(
+                EnvRecord(code="old one", domain="games", skill="x", origin="fresh", created_step=0, status="retired")
+            )
+            await store.record_environment(
+                EnvRecord(
+                    code="bad one",
+                    domain="games",
+                    skill="x",
+                    origin="fresh",
+                    created_step=0,
+                    valid=False,
+                    status="invalid",
+                )
+            )
 
     anyio.run(make)
     return db
@@ -114,18 +125,23 @@ def count(db: Path) -> int:
         return int(conn.execute("SELECT count(*) FROM steer_actions").fetchone()[0])
 
 
-@pytest.mark.parametrize(("kind", "args", "match"), [
-    ("retire", {"env_id": "zz"}, "at least 4 hex"),
-    ("retire", {"env_id": "0000000"}, "no environment with id"),
-    ("band", {"low": 0.6, "high": 0.4}, "LOW <= HIGH"),
-    ("band", {"low": -0.1, "high": 0.4}, "LOW <= HIGH"),
-    ("band", {"low": float("nan"), "high": 0.4}, "LOW <= HIGH"),
-    ("designer_share", {"share": 1.5}, r"fraction in \[0, 1\]"),
-    ("inject", {"code": "", "name": "e.py"}, "non-empty"),
-    ("inject", {"code": "x" * 101, "name": "e.py"}, "at most 100 bytes"),
-    ("explode", {}, "unknown steering action"),
-])
-def test_invalid_requests_are_refused_and_write_nothing(run_db: Path, kind: str, args: dict[str, object], match: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "args", "match"),
+    [
+        ("retire", {"env_id": "zz"}, "at least 4 hex"),
+        ("retire", {"env_id": "0000000"}, "no environment with id"),
+        ("band", {"low": 0.6, "high": 0.4}, "LOW <= HIGH"),
+        ("band", {"low": -0.1, "high": 0.4}, "LOW <= HIGH"),
+        ("band", {"low": float("nan"), "high": 0.4}, "LOW <= HIGH"),
+        ("designer_share", {"share": 1.5}, r"fraction in \[0, 1\]"),
+        ("inject", {"code": "", "name": "e.py"}, "non-empty"),
+        ("inject", {"code": "x" * 101, "name": "e.py"}, "at most 100 bytes"),
+        ("explode", {}, "unknown steering action"),
+    ],
+)
+def test_invalid_requests_are_refused_and_write_nothing(
+    run_db: Path, kind: str, args: dict[str, object], match: str
+) -> None:
     with pytest.raises(SteerError, match=match):
         queue_action(run_db, kind, args, "test")
     assert count(run_db) == 0
@@ -160,7 +176,10 @@ def test_a_database_without_steering_is_named(tmp_path: Path) -> None:
 
 def test_describe_names_what_is_asked() -> None:
     assert describe("retire", {"env_id": "a" * 64, "reason": "why"}) == f"retire {'a' * 12} (why)"
-    assert describe("inject", {"name": "e.py", "skill": "Optimization", "pin": True}) == "inject e.py (skill Optimization, pinned)"
+    assert (
+        describe("inject", {"name": "e.py", "skill": "Optimization", "pin": True})
+        == "inject e.py (skill Optimization, pinned)"
+    )
     assert describe("band", {"low": 0.3, "high": 0.7}) == "target band 0.30-0.70"
     assert describe("designer_share", {"share": 0}) == "designer share 0.00"
 
@@ -176,7 +195,9 @@ def test_cli_queues_lists_and_refuses_with_one_line(run_db: Path, tmp_path: Path
     missing = runner.invoke(cli, ["steer", run_dir, "inject", str(tmp_path / "nope.py")])
     assert missing.exit_code == 2 and "cannot read" in missing.output
     (tmp_path / "e.py").write_text("class E: pass\n")
-    injected = runner.invoke(cli, ["steer", run_dir, "inject", str(tmp_path / "e.py"), "--skill", "Optimization", "--pin"])
+    injected = runner.invoke(
+        cli, ["steer", run_dir, "inject", str(tmp_path / "e.py"), "--skill", "Optimization", "--pin"]
+    )
     assert injected.exit_code == 0 and "inject e.py (skill Optimization, pinned)" in injected.output
     share = runner.invoke(cli, ["steer", run_dir, "designer-share", "0"])
     assert share.exit_code == 0

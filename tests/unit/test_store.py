@@ -26,9 +26,7 @@ pytestmark = pytest.mark.anyio
 
 
 def env(code: str = "class Env: pass", **kw: object) -> EnvRecord:
-    fields: dict[str, object] = dict(
-        domain="games", skill="Optimization", origin="fresh", created_step=1
-    )
+    fields: dict[str, object] = dict(domain="games", skill="Optimization", origin="fresh", created_step=1)
     fields.update(kw)
     return EnvRecord(code=code, **fields)  # type: ignore[arg-type]
 
@@ -118,9 +116,7 @@ async def test_failed_migration_rolls_back_whole(tmp_path: Path) -> None:
 
 async def test_database_from_newer_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "run.db"
-    async with await Store.open(
-        path, migrations=[*MIGRATIONS, ("9003_future", "CREATE TABLE f (x);")]
-    ):
+    async with await Store.open(path, migrations=[*MIGRATIONS, ("9003_future", "CREATE TABLE f (x);")]):
         pass
     with pytest.raises(StoreError, match="newer"):
         await Store.open(path)
@@ -221,9 +217,7 @@ async def test_memory_candidates_filter_and_order(store: Store) -> None:
     await store.record_environment(env("old", created_step=1, win_rate=0.5))
     await store.record_environment(env("new", created_step=9, win_rate=0.1))
     await store.record_environment(env("unplayed", created_step=10))  # no win rate yet
-    await store.record_environment(
-        env("broken", created_step=11, valid=False, status="invalid", win_rate=0.0)
-    )
+    await store.record_environment(env("broken", created_step=11, valid=False, status="invalid", win_rate=0.0))
     await store.record_environment(env("tool", created_step=12, domain="tool_use", win_rate=0.5))
     got = await store.memory_candidates("games", 10)
     assert [e.code for e in got] == ["new", "old"]
@@ -291,9 +285,7 @@ async def test_episodes_are_one_transaction(store: Store) -> None:
 async def test_step_round_trip_nan_is_null(store: Store) -> None:
     import numpy as np
 
-    await store.record_step(
-        1, 0, {"loss": float("nan"), "kl": np.float32(0.5), "n_envs": np.int64(3)}, 2.5
-    )
+    await store.record_step(1, 0, {"loss": float("nan"), "kl": np.float32(0.5), "n_envs": np.int64(3)}, 2.5)
     await store.record_step(1, 1, {"loss": 0.25}, 3.0)  # replaces
     await store.record_step(2, 1, {"grad_norm": math.inf}, 1.0)
     steps = await store.steps()
@@ -301,9 +293,7 @@ async def test_step_round_trip_nan_is_null(store: Store) -> None:
         (1, 1, {"loss": 0.25}, 3.0),
         (2, 1, {"grad_norm": None}, 1.0),
     ]
-    with closing(
-        open_readonly(store.path)
-    ) as conn:  # plain JSON any reader can parse (no NaN token)
+    with closing(open_readonly(store.path)) as conn:  # plain JSON any reader can parse (no NaN token)
         for (text,) in conn.execute("SELECT metrics FROM steps"):
             json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
 
@@ -456,9 +446,7 @@ def test_kill_9_loses_only_uncommitted_work(tmp_path: Path, trial: int) -> None:
     with closing(open_readonly(path)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         steps = {r[0]: json.loads(r[1]) for r in conn.execute("SELECT step, metrics FROM steps")}
-        per_step = dict(
-            conn.execute("SELECT step, COUNT(*) FROM episodes GROUP BY step").fetchall()
-        )
+        per_step = dict(conn.execute("SELECT step, COUNT(*) FROM episodes GROUP BY step").fetchall())
     assert set(printed) <= set(steps)  # every committed step is there
     assert max(steps) <= max(printed) + 1  # at most the one being committed at the kill
     for step, metrics in steps.items():  # and every row is whole

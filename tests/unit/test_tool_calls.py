@@ -19,16 +19,23 @@ from spade_async.envs.tool_calls import (
         # Qwen3 / Hermes
         ('<tool_call>\n{"name": "pay", "arguments": {"amount": 5}}\n</tool_call>', [ToolCall("pay", {"amount": 5})]),
         ('Let me check.\n<tool_call>{"name": "list_items", "arguments": {}}</tool_call>', [ToolCall("list_items")]),
-        ('<tool_call>{"name": "a"}</tool_call>\n<tool_call>{"name": "b", "arguments": {"x": [1]}}</tool_call>',
-         [ToolCall("a"), ToolCall("b", {"x": [1]})]),
+        (
+            '<tool_call>{"name": "a"}</tool_call>\n<tool_call>{"name": "b", "arguments": {"x": [1]}}</tool_call>',
+            [ToolCall("a"), ToolCall("b", {"x": [1]})],
+        ),
         ('<tool_call>\n{"name": "a", "arguments": {"k": 1}}', [ToolCall("a", {"k": 1})]),  # cut before </tool_call>
         ('<tool_call>\n```json\n{"name": "a", "arguments": {}}\n```\n</tool_call>', [ToolCall("a")]),
         # OpenAI-style objects
         ('{"name": "pay", "arguments": {"amount": 5}}', [ToolCall("pay", {"amount": 5})]),
-        ('{"type": "function", "function": {"name": "pay", "arguments": "{\\"amount\\": 5}"}}',
-         [ToolCall("pay", {"amount": 5})]),
-        ('{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},'
-         ' {"function": {"name": "b", "arguments": {"y": true}}}]}', [ToolCall("a"), ToolCall("b", {"y": True})]),
+        (
+            '{"type": "function", "function": {"name": "pay", "arguments": "{\\"amount\\": 5}"}}',
+            [ToolCall("pay", {"amount": 5})],
+        ),
+        (
+            '{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},'
+            ' {"function": {"name": "b", "arguments": {"y": true}}}]}',
+            [ToolCall("a"), ToolCall("b", {"y": True})],
+        ),
         ('I will call it.\n```json\n{"name": "get", "arguments": {"id": 3}}\n```', [ToolCall("get", {"id": 3})]),
         ('\\boxed{{"name": "f", "arguments": {"x": 1}}}', [ToolCall("f", {"x": 1})]),
         ('{"name": " spaced ", "parameters": {"q": "x"}}', [ToolCall("spaced", {"q": "x"})]),
@@ -49,7 +56,10 @@ def test_calls_are_parsed(text: str, expected: list[ToolCall]) -> None:
         ("<tool_call>\n</tool_call>", "empty <tool_call> block"),
         ('<tool_call>{"arguments": {}}</tool_call>', 'the tool call has no "name"'),
         ('<tool_call>{"name": "", "arguments": {}}</tool_call>', 'the tool call has no "name"'),
-        ('<tool_call>{"name": "pay", "arguments": [1, 2]}</tool_call>', "call to pay: arguments must be a JSON object, got list"),
+        (
+            '<tool_call>{"name": "pay", "arguments": [1, 2]}</tool_call>',
+            "call to pay: arguments must be a JSON object, got list",
+        ),
         ('{"name": "pay", "arguments": "{amount: 5}"}', "call to pay: the arguments string is not valid JSON"),
         ('<tool_call>"pay"</tool_call>', "a tool call must be a JSON object, got str"),
         ('{"name": "pay", "arguments": {"amount": 5}', "the tool call is not valid JSON"),

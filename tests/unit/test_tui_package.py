@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _python(code: str, *path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, path))}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=path[0],
-                          timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=path[0], timeout=300, check=False
+    )
 
 
 def test_tui_modules_import_each_other_relatively() -> None:
@@ -37,28 +38,38 @@ def test_the_tui_works_under_its_installed_name(tmp_path: Path) -> None:
     site.mkdir()
     (site / "spade_async").symlink_to(ROOT / "spade_async")
     (site / "spade_async_tui").symlink_to(ROOT / "tui")
-    done = _python("import sys, spade_async_tui.app, spade_async.cli.app as c\n"
-                   "assert 'tui' not in sys.modules, 'a top-level tui was imported'\n"
-                   "print(c._tui_module('cli').__name__, c._tui_module('run').__name__)", site)
+    done = _python(
+        "import sys, spade_async_tui.app, spade_async.cli.app as c\n"
+        "assert 'tui' not in sys.modules, 'a top-level tui was imported'\n"
+        "print(c._tui_module('cli').__name__, c._tui_module('run').__name__)",
+        site,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["spade_async_tui.cli", "spade_async_tui.run"]
 
 
 def test_a_checkout_without_install_uses_its_own_tui_folder_only(tmp_path: Path) -> None:
     # As if never installed, whatever this venv holds: the installed name is not importable.
-    uninstalled = ("import sys\n"
-                   "class Uninstalled:\n"
-                   "    def find_spec(self, name, path=None, target=None):\n"
-                   "        if name == 'spade_async_tui':\n"
-                   "            raise ModuleNotFoundError(name, name=name)\n"
-                   "sys.meta_path.insert(0, Uninstalled())\n")
+    uninstalled = (
+        "import sys\n"
+        "class Uninstalled:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'spade_async_tui':\n"
+        "            raise ModuleNotFoundError(name, name=name)\n"
+        "sys.meta_path.insert(0, Uninstalled())\n"
+    )
     found = _python(uninstalled + "import spade_async.cli.app as c; print(c._tui_module('cli').__file__)", ROOT)
     assert found.returncode == 0 and Path(found.stdout.strip()) == ROOT / "tui" / "cli.py", found.stderr
     foreign = tmp_path / "foreign"
     (foreign / "tui").mkdir(parents=True)
     (foreign / "tui" / "__init__.py").write_text("")
     (foreign / "tui" / "cli.py").write_text("raise SystemExit('the wrong tui was imported')\n")
-    refused = _python(uninstalled + "import spade_async.cli.app as c\n"
-                      "try:\n    c._tui_module('cli')\nexcept ModuleNotFoundError as e:\n    print('refused', e.name)",
-                      foreign, ROOT)
-    assert refused.returncode == 0 and refused.stdout.strip() == "refused spade_async_tui", refused.stdout + refused.stderr
+    refused = _python(
+        uninstalled + "import spade_async.cli.app as c\n"
+        "try:\n    c._tui_module('cli')\nexcept ModuleNotFoundError as e:\n    print('refused', e.name)",
+        foreign,
+        ROOT,
+    )
+    assert refused.returncode == 0 and refused.stdout.strip() == "refused spade_async_tui", (
+        refused.stdout + refused.stderr
+    )

@@ -30,9 +30,24 @@ from spade_async.util.errors import UserError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
-PERSON_FACING = [ClusterError, ConfigError, EmbeddedModelError, ModelSpecError, SuiteError, ExportError,
-                 PlacementError, EmbedError, SteerError, StoreError, RunError, IsolationTooLow, CorpusError,
-                 PromptTooLong, PromptError, TrackingError]
+PERSON_FACING = [
+    ClusterError,
+    ConfigError,
+    EmbeddedModelError,
+    ModelSpecError,
+    SuiteError,
+    ExportError,
+    PlacementError,
+    EmbedError,
+    SteerError,
+    StoreError,
+    RunError,
+    IsolationTooLow,
+    CorpusError,
+    PromptTooLong,
+    PromptError,
+    TrackingError,
+]
 
 
 @pytest.mark.parametrize("error", PERSON_FACING, ids=lambda e: e.__name__)
@@ -57,7 +72,8 @@ def test_a_user_error_from_any_command_is_one_line_with_its_exit_status(monkeypa
 
 
 def test_the_headless_console_prints_a_user_error_without_a_traceback(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     async def bad_config(*args: object, **kwargs: object) -> int:
         raise ConfigError(["run.max_steps: must be > 0"])
 

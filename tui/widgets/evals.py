@@ -42,8 +42,14 @@ def render_evals(rows: list[dict[str, Any]]) -> Table:
         significant = r["ci_low"] is not None and (r["ci_low"] > 0 or (r["ci_high"] is not None and r["ci_high"] < 0))
         style = ("bold green" if r["delta"] > 0 else "bold red") if significant else None
         names = (Text(terminal_safe(r[key])) for key in ("model", "suite", "metric"))  # plain text, no markup
-        table.add_row(*names, _f(r["base_mean"]), _f(r["mean"]),
-                      _f(r["delta"], True), f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]", style=style)
+        table.add_row(
+            *names,
+            _f(r["base_mean"]),
+            _f(r["mean"]),
+            _f(r["delta"], True),
+            f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]",
+            style=style,
+        )
     return table
 
 

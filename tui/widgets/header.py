@@ -101,11 +101,13 @@ def render_header(
 
 
 def cluster_text(steps: Sequence[StepRow]) -> tuple[str, bool]:
-    """"1/2 pools live" (and ", 2/2 replicas live") from a cluster run's newest metrics, and
+    """ "1/2 pools live" (and ", 2/2 replicas live") from a cluster run's newest metrics, and
     whether any is short; empty for a run on one box (it records no cluster metrics)."""
     parts, short = [], False
-    for noun, live_key, total_key in (("pools", "cluster_pools_live", "cluster_pools"),
-                                      ("replicas", "cluster_replicas_live", "cluster_replicas")):
+    for noun, live_key, total_key in (
+        ("pools", "cluster_pools_live", "cluster_pools"),
+        ("replicas", "cluster_replicas_live", "cluster_replicas"),
+    ):
         live, total = latest(steps, live_key), latest(steps, total_key)
         if live is not None and total is not None:
             parts.append(f"{int(live)}/{int(total)} {noun} live")

@@ -47,9 +47,7 @@ class Series:
     values: tuple[float, ...] = ()
 
 
-def downsample(
-    xs: Sequence[float], ys: Sequence[float], limit: int
-) -> tuple[list[float], list[float]]:
+def downsample(xs: Sequence[float], ys: Sequence[float], limit: int) -> tuple[list[float], list[float]]:
     """At most ``limit`` points: the points themselves, or bucket means when more."""
     n = len(xs)
     if n <= limit:
@@ -201,8 +199,6 @@ class ChartPanel(Vertical):
                 line.append("  no data yet", style="dim")
             else:
                 line.append(f"  {fmt_num(s.values[-1], 3)}", style="bold")
-                line.append(
-                    f"   min {fmt_num(min(s.values))}  max {fmt_num(max(s.values))}", style="dim"
-                )
+                line.append(f"   min {fmt_num(min(s.values))}  max {fmt_num(max(s.values))}", style="dim")
             lines.append(line)
         return Text("\n").join(lines)

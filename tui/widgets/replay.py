@@ -33,8 +33,6 @@ def render_episode(ep: Episode | None, title: str) -> RenderableType:
         body = turn.text if len(turn.text) <= _MAX_CHARS else turn.text[:_MAX_CHARS] + " …"
         line.append(terminal_safe(body))  # observations and actions are model-written
         if turn.reward is not None:
-            line.append(
-                f"  [reward {turn.reward:+.2f}]", style="green" if turn.reward > 0 else "dim"
-            )
+            line.append(f"  [reward {turn.reward:+.2f}]", style="green" if turn.reward > 0 else "dim")
         lines.append(line)
     return Group(*lines)

@@ -15,4 +15,15 @@ from spade_async.eval.suites.registry import (
     suite_names,
 )
 
-__all__ = ['EvalContext', 'EvalItem', 'ItemScore', 'Suite', 'SuiteError', 'build_suite', 'games', 'reasoning', 'register_suite', 'suite_names']
+__all__ = [
+    "EvalContext",
+    "EvalItem",
+    "ItemScore",
+    "Suite",
+    "SuiteError",
+    "build_suite",
+    "games",
+    "reasoning",
+    "register_suite",
+    "suite_names",
+]

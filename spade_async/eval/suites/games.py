@@ -56,8 +56,9 @@ class GamesSuite:
     metrics = ("return", "win_rate")
     needs_sandbox = True
 
-    def __init__(self, name: str, envs: list[SeedEnv], *, episodes: int = 16, split: str = "test",
-                 win_threshold: float = 1.0) -> None:
+    def __init__(
+        self, name: str, envs: list[SeedEnv], *, episodes: int = 16, split: str = "test", win_threshold: float = 1.0
+    ) -> None:
         if not envs:
             raise SuiteError(f"suite {name}: no environments to play")
         if episodes < 1:
@@ -85,9 +86,16 @@ class GamesSuite:
         # The run's own transcript bound: never past the engine's limit (a longer prompt is refused).
         budget = agent_context_budget(sp.max_context_tokens, ctx.engine.max_model_len)
         episode = await play_episode(
-            ctx.engine, ctx.pool, env_id=env_id_for(env.source), source=env.source, seed=seed, hint=None,
-            sampling=Sampling.from_config(ctx.cfg.engine.agent), max_turns=sp.max_turns,
-            max_context_tokens=budget, no_action_penalty=sp.no_action_penalty,
+            ctx.engine,
+            ctx.pool,
+            env_id=env_id_for(env.source),
+            source=env.source,
+            seed=seed,
+            hint=None,
+            sampling=Sampling.from_config(ctx.cfg.engine.agent),
+            max_turns=sp.max_turns,
+            max_context_tokens=budget,
+            no_action_penalty=sp.no_action_penalty,
             action_prefill=sp.action_prefill,
         )
         detail = {"turns": episode.turns, "actions": episode.n_actions, "truncated": episode.truncated}

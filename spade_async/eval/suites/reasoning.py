@@ -75,8 +75,14 @@ class ReasoningGymSuite:
     metrics = ("score", "solved")
     needs_sandbox = False
 
-    def __init__(self, families: list[str] | None = None, *, size: int = DEFAULT_SIZE,
-                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS, seed: int = RG_SEED) -> None:
+    def __init__(
+        self,
+        families: list[str] | None = None,
+        *,
+        size: int = DEFAULT_SIZE,
+        max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+        seed: int = RG_SEED,
+    ) -> None:
         import reasoning_gym
 
         chosen = families or list(FAMILIES)
@@ -118,16 +124,24 @@ class ReasoningGymSuite:
         task, _ = item.payload
         entry = self.question(item)
         agent = ctx.cfg.engine.agent
-        prompt = ctx.engine.chat_prompt([
-            {"role": "system", "content": SYSTEM_PROMPTS["default"]},
-            {"role": "user", "content": entry["question"]},
-        ], enable_thinking=agent.enable_thinking)
+        prompt = ctx.engine.chat_prompt(
+            [
+                {"role": "system", "content": SYSTEM_PROMPTS["default"]},
+                {"role": "user", "content": entry["question"]},
+            ],
+            enable_thinking=agent.enable_thinking,
+        )
         max_new = answer_budget(len(prompt), self.max_new_tokens, ctx.engine.max_model_len)
         if max_new < MIN_ANSWER_TOKENS:
-            return ItemScore(math.nan, False, f"prompt of {len(prompt)} tokens leaves no room for an answer "
-                                              "in engine.max_model_len")
-        sampling = Sampling(temperature=agent.temperature, top_p=agent.top_p, max_new_tokens=max_new,
-                            enable_thinking=agent.enable_thinking)
+            return ItemScore(
+                math.nan, False, f"prompt of {len(prompt)} tokens leaves no room for an answer in engine.max_model_len"
+            )
+        sampling = Sampling(
+            temperature=agent.temperature,
+            top_p=agent.top_p,
+            max_new_tokens=max_new,
+            enable_thinking=agent.enable_thinking,
+        )
         completion = (await ctx.engine.generate([GenerationRequest(prompt, sampling, role="eval")]))[0]
         answer = extract(strip_thinking(completion.text))
         try:
@@ -141,5 +155,8 @@ class ReasoningGymSuite:
 def reasoning_gym_suite(arg: str | None, options: dict[str, Any]) -> ReasoningGymSuite:
     """``reasoning_gym`` (all four families) or ``reasoning_gym:arithmetic,logic``."""
     families = [f.strip() for f in arg.split(",") if f.strip()] if arg else None
-    return ReasoningGymSuite(families, size=int(options.get("rg_size", DEFAULT_SIZE)),
-                             max_new_tokens=int(options.get("rg_max_new_tokens", DEFAULT_MAX_NEW_TOKENS)))
+    return ReasoningGymSuite(
+        families,
+        size=int(options.get("rg_size", DEFAULT_SIZE)),
+        max_new_tokens=int(options.get("rg_max_new_tokens", DEFAULT_MAX_NEW_TOKENS)),
+    )

@@ -103,8 +103,20 @@ def _drop_uid(uid: int) -> bool:
 
 
 def _read_only_paths() -> list[str]:
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, "/usr", "/lib", "/lib64",
-             "/lib32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom", "/dev/zero"}
+    paths = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        "/usr",
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/etc/ld.so.cache",
+        "/etc/localtime",
+        "/dev/urandom",
+        "/dev/zero",
+    }
     paths.update(p for p in sys.path if p and os.path.isabs(p) and "site-packages" in p)
     return sorted(paths)
 

@@ -86,8 +86,11 @@ def restrict(read_only: list[str], read_write: list[str]) -> dict[str, bool]:
     if abi < 1:
         return {"landlock": False, "landlock_net": False, "landlock_scope": False}
     handled = fs_rights(abi)
-    attr = _RulesetAttr(handled, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
-                        SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if abi >= 6 else 0)
+    attr = _RulesetAttr(
+        handled,
+        NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
+        SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if abi >= 6 else 0,
+    )
     size = 8 if abi < 4 else (16 if abi < 6 else 24)
     ruleset = _check(_libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0), "create_ruleset")
     try:

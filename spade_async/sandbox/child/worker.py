@@ -37,8 +37,9 @@ MAX_REQUEST_BYTES = 8 << 20
 EXIT_PROTOCOL = 122
 MAX_NESTING = 32
 """Deepest nesting of lists/dicts accepted in ``info`` (JSON decoders recurse per level)."""
-DYNAMIC_IMPORT_NAMES = frozenset({"__import__", "__builtins__", "__subclasses__", "__globals__", "__loader__",
-                                  "__spec__", "import_module"})
+DYNAMIC_IMPORT_NAMES = frozenset(
+    {"__import__", "__builtins__", "__subclasses__", "__globals__", "__loader__", "__spec__", "import_module"}
+)
 """Names through which code reaches modules without an ``import`` statement."""
 
 
@@ -146,20 +147,29 @@ def inspect_source(source: str) -> dict[str, Any]:
     classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
     strings: dict[str, str] = {}
     for node in tree.body:  # `HINT = "..."`, `HINT: str = "..."`, `A = B = "..."`
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         value = getattr(node, "value", None)
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             strings.update({t.id: value.value for t in targets if isinstance(t, ast.Name)})
-    return {"imports": imported_roots(tree), "dynamic": sorted(dynamic), "classes": classes,
-            "strings": {k: v[:4000] for k, v in strings.items() if k.isupper()}}
+    return {
+        "imports": imported_roots(tree),
+        "dynamic": sorted(dynamic),
+        "classes": classes,
+        "strings": {k: v[:4000] for k, v in strings.items() if k.isupper()},
+    }
 
 
 def find_env_class(module: types.ModuleType) -> type:
     """The single class defined in the source with callable ``reset`` and ``step``."""
     found = [
-        value for value in vars(module).values()
-        if isinstance(value, type) and value.__module__ == MODULE_NAME
-        and callable(getattr(value, "reset", None)) and callable(getattr(value, "step", None))
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and value.__module__ == MODULE_NAME
+        and callable(getattr(value, "reset", None))
+        and callable(getattr(value, "step", None))
     ]
     leaves = [c for c in found if not any(o is not c and issubclass(o, c) for o in found)]
     if not leaves:
@@ -184,8 +194,10 @@ def _check_reset(value: Any) -> tuple[str, dict[str, Any]]:
 
 def _check_step(value: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
     if not isinstance(value, tuple) or len(value) != 5:
-        raise BadReturn("step() must return a tuple (observation, reward, terminated, truncated, info), "
-                        f"got {type(value).__name__}{f' of length {len(value)}' if isinstance(value, tuple) else ''}")
+        raise BadReturn(
+            "step() must return a tuple (observation, reward, terminated, truncated, info), "
+            f"got {type(value).__name__}{f' of length {len(value)}' if isinstance(value, tuple) else ''}"
+        )
     obs, reward, terminated, truncated, info = value
     if not isinstance(obs, str):
         raise BadReturn(f"step() observation must be a str, got {type(obs).__name__}")
@@ -273,8 +285,13 @@ class Session:
             self.env = cls()
         except Exception as exc:
             raise BadReturn(f"could not create {cls.__name__}(): {describe(exc)}") from None
-        return Reply(id=req.id, ok=True, class_name=cls.__name__,
-                     has_solution=callable(getattr(self.env, "solution", None)), layers=self.layers)
+        return Reply(
+            id=req.id,
+            ok=True,
+            class_name=cls.__name__,
+            has_solution=callable(getattr(self.env, "solution", None)),
+            layers=self.layers,
+        )
 
     def handle(self, req: Request) -> Reply:
         if req.op == "load":
@@ -293,8 +310,9 @@ class Session:
             return Reply(id=req.id, ok=True, obs=obs, info=info)
         if req.op == "step":
             obs, reward, terminated, truncated, info = _check_step(self.env.step(req.action))
-            return Reply(id=req.id, ok=True, obs=obs, reward=reward, terminated=terminated,
-                         truncated=truncated, info=info)
+            return Reply(
+                id=req.id, ok=True, obs=obs, reward=reward, terminated=terminated, truncated=truncated, info=info
+            )
         if req.op == "solution":
             method = getattr(self.env, "solution", None)
             if not callable(method):
@@ -311,11 +329,25 @@ def _encode(reply: Reply, output: CappedOutput, cap: int) -> bytes:
     try:
         data = encode(reply)
     except Exception as exc:
-        data = encode(Reply(id=reply.id, ok=False, kind="bad_return", output=reply.output,
-                            error=f"reply is not JSON-serialisable (check info): {describe(exc)}"))
+        data = encode(
+            Reply(
+                id=reply.id,
+                ok=False,
+                kind="bad_return",
+                output=reply.output,
+                error=f"reply is not JSON-serialisable (check info): {describe(exc)}",
+            )
+        )
     if len(data) > cap:
-        data = encode(Reply(id=reply.id, ok=False, kind="too_large", output=reply.output[:1024],
-                            error=f"reply of {len(data)} bytes exceeds the {cap}-byte cap"))
+        data = encode(
+            Reply(
+                id=reply.id,
+                ok=False,
+                kind="too_large",
+                output=reply.output[:1024],
+                error=f"reply of {len(data)} bytes exceeds the {cap}-byte cap",
+            )
+        )
     return data + b"\n"
 
 

@@ -64,9 +64,22 @@ def _preload() -> None:
 
     from spade_async.envs.contract import ALLOWED_IMPORTS
 
-    for name in [*sorted(ALLOWED_IMPORTS), "_strptime", "encodings.idna", "encodings.latin_1", "encodings.ascii",
-                                          "encodings.utf_16", "encodings.utf_32", "unicodedata", "traceback",
-                                          "linecache", "ast", "importlib", "resource", "threading"]:
+    for name in [
+        *sorted(ALLOWED_IMPORTS),
+        "_strptime",
+        "encodings.idna",
+        "encodings.latin_1",
+        "encodings.ascii",
+        "encodings.utf_16",
+        "encodings.utf_32",
+        "unicodedata",
+        "traceback",
+        "linecache",
+        "ast",
+        "importlib",
+        "resource",
+        "threading",
+    ]:
         importlib.import_module(name)
     try:
         seccomp.prepare()
@@ -81,8 +94,16 @@ def _die_with_parent(parent_gone: int | None = None) -> None:
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, ctypes.c_ulong(flags),
-                   data.encode() if data else None) != 0:
+    if (
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        )
+        != 0
+    ):
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
@@ -187,8 +208,13 @@ class Zygote:
             os.chown(workdir, uid, uid)
         if self.tmpfs and spec.disk_mib > 0:
             try:
-                _mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                       f"size={spec.disk_mib}m,nr_inodes={spec.disk_inodes},mode=0700,uid={uid},gid={uid}")
+                _mount(
+                    "tmpfs",
+                    workdir,
+                    "tmpfs",
+                    MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    f"size={spec.disk_mib}m,nr_inodes={spec.disk_inodes},mode=0700,uid={uid},gid={uid}",
+                )
                 return workdir, True
             except OSError as exc:
                 print(f"zygote: no tmpfs workdir ({exc}); disk budget not enforced", file=sys.stderr)
@@ -291,8 +317,7 @@ class Zygote:
             os.waitpid(info.si_pid, 0)
 
     def serve(self) -> None:
-        self.control.sendall(encode(ZygoteReply(ok=True, pid=self.zygote_pid, netns=self.netns,
-                                                disk_quota=self.tmpfs)))
+        self.control.sendall(encode(ZygoteReply(ok=True, pid=self.zygote_pid, netns=self.netns, disk_quota=self.tmpfs)))
         while True:
             data = self.control.recv(MAX_CONTROL_BYTES)
             if not data:

@@ -137,9 +137,7 @@ class JsonlSource:
                         self._offsets.append((offset, line_no))
                 offset += len(raw)
         if not self._offsets:
-            raise CorpusError(
-                f"{self.path}: no documents with a non-empty {self.text_field!r} field"
-            )
+            raise CorpusError(f"{self.path}: no documents with a non-empty {self.text_field!r} field")
         self._fingerprint = f"jsonl:{digest.hexdigest()}"
 
     def _parse(self, raw: bytes, line_no: int) -> dict[str, Any]:
@@ -149,14 +147,10 @@ class JsonlSource:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CorpusError(f"{where}: not valid JSON ({exc})") from None
         if not isinstance(record, dict):
-            raise CorpusError(
-                f"{where}: expected a JSON object per line, got {type(record).__name__}"
-            )
+            raise CorpusError(f"{where}: expected a JSON object per line, got {type(record).__name__}")
         if self.text_field not in record:
             fields = ", ".join(sorted(record)) or "none"
-            raise CorpusError(
-                f"{where}: no field {self.text_field!r} (fields: {fields}); set corpus.text_field"
-            )
+            raise CorpusError(f"{where}: no field {self.text_field!r} (fields: {fields}); set corpus.text_field")
         if not isinstance(record[self.text_field], str):
             kind = type(record[self.text_field]).__name__
             raise CorpusError(f"{where}: field {self.text_field!r} is {kind}, expected a string")
@@ -217,9 +211,7 @@ class _ColumnSource:
         title = self._titles[index] if self._titles is not None else None
         doc_id = self._ids[index] if self._ids is not None else None
         return Document(
-            id=str(doc_id)
-            if isinstance(doc_id, (str, int))
-            else f"{Path(self.name).name}:{self._rows[index]}",
+            id=str(doc_id) if isinstance(doc_id, (str, int)) else f"{Path(self.name).name}:{self._rows[index]}",
             title=title if isinstance(title, str) and title.strip() else _first_line_title(text),
             text=text,
         )
@@ -230,9 +222,7 @@ class _ColumnSource:
 
 def _check_column(where: str, columns: Sequence[str], field: str) -> None:
     if field not in columns:
-        raise CorpusError(
-            f"{where}: no column {field!r} (columns: {', '.join(columns)}); set corpus.text_field"
-        )
+        raise CorpusError(f"{where}: no column {field!r} (columns: {', '.join(columns)}); set corpus.text_field")
 
 
 def parquet_source(path: str | Path, text_field: str = "text") -> _ColumnSource:
@@ -243,14 +233,10 @@ def parquet_source(path: str | Path, text_field: str = "text") -> _ColumnSource:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise CorpusError(
-            f"{path}: the parquet corpus source needs pyarrow: pip install pyarrow"
-        ) from None
+        raise CorpusError(f"{path}: the parquet corpus source needs pyarrow: pip install pyarrow") from None
     try:
         schema_names = (
-            list(pq.read_schema(path).names)
-            if path.is_file()
-            else list(pq.ParquetDataset(path).schema.names)
+            list(pq.read_schema(path).names) if path.is_file() else list(pq.ParquetDataset(path).schema.names)
         )
         _check_column(str(path), schema_names, text_field)
         columns = [c for c in (text_field, "title", "id") if c in schema_names]
@@ -277,9 +263,7 @@ def hf_disk_source(path: str | Path, text_field: str = "text") -> _ColumnSource:
     try:
         ds = load_from_disk(str(path))
     except Exception as exc:
-        raise CorpusError(
-            f"{path}: not a dataset saved with save_to_disk ({type(exc).__name__}: {exc})"
-        ) from None
+        raise CorpusError(f"{path}: not a dataset saved with save_to_disk ({type(exc).__name__}: {exc})") from None
     if isinstance(ds, DatasetDict):
         if not ds:
             raise CorpusError(f"{path}: the DatasetDict has no splits")
@@ -310,14 +294,10 @@ def _doc_of(qualname: str, obj: Any) -> Document | None:
         signature = str(inspect.signature(obj)) if callable(obj) else ""
     except (TypeError, ValueError):
         signature = ""
-    return Document(
-        id=f"builtin:{qualname}", title=qualname, text=f"{qualname}{signature}\n\n{doc}"
-    )
+    return Document(id=f"builtin:{qualname}", title=qualname, text=f"{qualname}{signature}\n\n{doc}")
 
 
-def _module_docs(
-    module_name: str, *, methods: bool, areas: tuple[str, ...] | None = None
-) -> list[Document]:
+def _module_docs(module_name: str, *, methods: bool, areas: tuple[str, ...] | None = None) -> list[Document]:
     """Docs of a module and its public members (defined under one of ``areas`` if given)."""
     try:
         module = importlib.import_module(module_name)
@@ -465,9 +445,7 @@ class Corpus:
             seed, epoch, position = int(state["seed"]), int(state["epoch"]), int(state["position"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CorpusError(f"corpus state is malformed ({exc!r}): {state!r}") from None
-        changed = state.get("fingerprint") != self.source.fingerprint() or state.get("size") != len(
-            self.source
-        )
+        changed = state.get("fingerprint") != self.source.fingerprint() or state.get("size") != len(self.source)
         if changed and strict:
             raise CorpusError(
                 f"the corpus changed since the checkpoint ({state.get('size')} -> {len(self.source)} documents); "

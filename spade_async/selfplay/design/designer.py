@@ -107,12 +107,24 @@ MIN_DOC_CHARS = 200
 """Shortest document the fitter keeps before it gives up on the document entirely."""
 
 
-def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: float = 0.6, ramp: float = 0.25,
-                  enable_thinking: bool | None = None) -> list[int]:
+def design_prompt(
+    engine: Engine,
+    job: DesignJob,
+    *,
+    low: float = 0.4,
+    high: float = 0.6,
+    ramp: float = 0.25,
+    enable_thinking: bool | None = None,
+) -> list[int]:
     """Token ids of the designer prompt for ``job``."""
     if job.origin == "mutation" and job.parent is not None:
-        user = render(template_for(job.domain, "mutation"), parent_code=job.parent.code.strip(), skill=job.skill,
-                      document=job.doc.text, change=job.change)
+        user = render(
+            template_for(job.domain, "mutation"),
+            parent_code=job.parent.code.strip(),
+            skill=job.skill,
+            document=job.doc.text,
+            change=job.change,
+        )
     else:
         user = render(
             template_for(job.domain, "fresh"),
@@ -121,18 +133,29 @@ def design_prompt(engine: Engine, job: DesignJob, *, low: float = 0.4, high: flo
             examples=format_examples(job.examples, low, high, ramp),
             contract=contract_text(job.domain),
         )
-    return engine.chat_prompt([{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}],
-                              enable_thinking=enable_thinking)
+    return engine.chat_prompt(
+        [{"role": "system", "content": DESIGNER_SYSTEM}, {"role": "user", "content": user}],
+        enable_thinking=enable_thinking,
+    )
 
 
-def fit_design_prompt(engine: Engine, job: DesignJob, max_prompt_tokens: int | None, *, low: float = 0.4,
-                      high: float = 0.6, ramp: float = 0.25, enable_thinking: bool | None = None) -> tuple[list[int], DesignJob]:
+def fit_design_prompt(
+    engine: Engine,
+    job: DesignJob,
+    max_prompt_tokens: int | None,
+    *,
+    low: float = 0.4,
+    high: float = 0.6,
+    ramp: float = 0.25,
+    enable_thinking: bool | None = None,
+) -> tuple[list[int], DesignJob]:
     """The designer prompt for ``job`` cut to ``max_prompt_tokens``, and the job as shown.
 
     Drops memory examples (last first), then halves the document down to ``MIN_DOC_CHARS``
     and then drops it, then replaces a mutation by a fresh design. Raises
     :class:`PromptTooLong` (with the fix) when even the bare fresh prompt does not fit.
     """
+
     def render_ids(j: DesignJob) -> list[int]:
         return design_prompt(engine, j, low=low, high=high, ramp=ramp, enable_thinking=enable_thinking)
 
@@ -164,12 +187,15 @@ async def _one(engine: Engine, prompt_ids: list[int], sampling: Sampling, role: 
     return (await engine.generate([GenerationRequest(prompt_ids, sampling, role=role)]))[0]
 
 
-async def write_hint(engine: Engine, code: str, sampling: Sampling, max_model_len: int | None = None,
-                     domain: str = "games") -> str | None:
+async def write_hint(
+    engine: Engine, code: str, sampling: Sampling, max_model_len: int | None = None, domain: str = "games"
+) -> str | None:
     """Ask the policy for a privileged hint for ``code`` (not trained on); None when the
     prompt cannot fit in ``max_model_len`` with the hint's completion."""
-    prompt = engine.chat_prompt([{"role": "user", "content": render(template_for(domain, "hint"), code=code.strip())}],
-                                enable_thinking=sampling.enable_thinking)
+    prompt = engine.chat_prompt(
+        [{"role": "user", "content": render(template_for(domain, "hint"), code=code.strip())}],
+        enable_thinking=sampling.enable_thinking,
+    )
     budget = prompt_budget(max_model_len, sampling)
     if budget is not None and len(prompt) > budget:
         return None
@@ -195,8 +221,9 @@ async def design_environment(
     is fitted to ``max_model_len`` (the engine's limit) with room for its completion.
     ``rng`` (the run's admission RNG) draws each check's seeds and probe actions."""
     budget = prompt_budget(max_model_len, designer_sampling)
-    prompt_ids, job = fit_design_prompt(engine, job, budget, low=band[0], high=band[1], ramp=band[2],
-                                        enable_thinking=designer_sampling.enable_thinking)
+    prompt_ids, job = fit_design_prompt(
+        engine, job, budget, low=band[0], high=band[1], ramp=band[2], enable_thinking=designer_sampling.enable_thinking
+    )
     completion = await _one(engine, prompt_ids, designer_sampling, "designer")
     design = Design(job=job, prompt_ids=prompt_ids, completion=completion, origin=job.origin)
     text = completion.text
@@ -216,8 +243,9 @@ async def design_environment(
             design.reasons = [parsed.reason or "no code block found"]
         if attempt == repair_turns:
             break
-        repair_prompt = _repair_prompt(engine, (design.code or text).strip(), design.reasons, budget,
-                                       designer_sampling.enable_thinking, job.domain)
+        repair_prompt = _repair_prompt(
+            engine, (design.code or text).strip(), design.reasons, budget, designer_sampling.enable_thinking, job.domain
+        )
         if repair_prompt is None:
             break
         text = (await _one(engine, repair_prompt, designer_sampling, "designer")).text
@@ -227,7 +255,7 @@ async def design_environment(
         design.hint = await write_hint(engine, design.code, hint_sampling, max_model_len, job.domain)
     if design.admitted and not design.hint:
         design.admitted = False
-        design.reasons.append("no hint: write HINT = \"...\" with a strategy that helps the player")
+        design.reasons.append('no hint: write HINT = "..." with a strategy that helps the player')
     return design
 
 
@@ -237,15 +265,23 @@ MAX_REPAIR_REASON_CHARS = 600
 """Longest reason shown in a repair prompt (longer ones are cut)."""
 
 
-def _repair_prompt(engine: Engine, code: str, reasons: list[str], budget: int | None,
-                   enable_thinking: bool | None, domain: str = "games") -> list[int] | None:
+def _repair_prompt(
+    engine: Engine,
+    code: str,
+    reasons: list[str],
+    budget: int | None,
+    enable_thinking: bool | None,
+    domain: str = "games",
+) -> list[int] | None:
     """The repair prompt with as many validator reasons as fit in ``budget`` (None: cannot fit).
 
     The reasons are de-duplicated, cut and capped first, and the number shown is found by
     bisection: a bounded number of renders, whatever the environment made the validator report.
     """
-    distinct = [r if len(r) <= MAX_REPAIR_REASON_CHARS else r[: MAX_REPAIR_REASON_CHARS - 3] + "..."
-                for r in dict.fromkeys(reasons)][:MAX_REPAIR_REASONS]
+    distinct = [
+        r if len(r) <= MAX_REPAIR_REASON_CHARS else r[: MAX_REPAIR_REASON_CHARS - 3] + "..."
+        for r in dict.fromkeys(reasons)
+    ][:MAX_REPAIR_REASONS]
 
     def render_ids(n: int) -> list[int]:
         shown = distinct[:n] or ["the environment did not pass validation"]

@@ -67,7 +67,9 @@ _HINT_LABEL_RE = re.compile(
 )
 """A hint label line: ``HINT: ...``, ``**Hint:** ...``, ``Hint - ...``, ``## Hint``, ``- hint: ...``."""
 _HEADING_RE = re.compile(r"^[ \t]*(?:#{1,6}[ \t]|\*\*[^*]+\*\*[ \t]*:?[ \t]*$|[A-Z][A-Za-z ]{0,30}:)")
-_CODE_START_RE = re.compile(r"""^(?:import\s|from\s|class\s|def\s|async\s+def\s|@|#|\"\"\"|'''|[A-Z_][A-Z0-9_]*\s*(?::[^=]+)?=)""")
+_CODE_START_RE = re.compile(
+    r"""^(?:import\s|from\s|class\s|def\s|async\s+def\s|@|#|\"\"\"|'''|[A-Z_][A-Z0-9_]*\s*(?::[^=]+)?=)"""
+)
 """First line of a file that reads as Python rather than prose."""
 _PLACEHOLDERS = frozenset({"", "...", "…", "todo", "tbd", "<hint>", "hint", "none", "n/a"})
 
@@ -177,10 +179,7 @@ def extract_code(completion: str) -> CodeExtraction:
         return _checked(bare[-1])
     # An unclosed ```python block, or an unclosed bare one with text in it, was cut off; a
     # lone bare fence on the last line is a stray closing fence (opening one forgotten).
-    open_tail = [
-        b for b in blocks
-        if not b.closed and (b.lang in _PY_LANGS or (b.lang == "" and b.body.strip()))
-    ]
+    open_tail = [b for b in blocks if not b.closed and (b.lang in _PY_LANGS or (b.lang == "" and b.body.strip()))]
     if open_tail:
         partial = open_tail[-1].body.strip("\n")
         return CodeExtraction(code=partial or None, reason=REASON_CUT_OFF, cut_off=True)

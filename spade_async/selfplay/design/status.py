@@ -82,19 +82,23 @@ def designer_verdict(t: DesignerTally, model: str | None, *, fixed_pool: bool = 
     """One plain paragraph on the designer half, or None when there is nothing to explain
     (the designer has environments admitted, or has not tried yet in a self-play run)."""
     if fixed_pool:
-        return ("Fixed-pool run (selfplay.mode = \"fixed\"): no designer, so there are no designed "
-                "environments and no regret to reward; only the agent is trained.")
+        return (
+            'Fixed-pool run (selfplay.mode = "fixed"): no designer, so there are no designed '
+            "environments and no regret to reward; only the agent is trained."
+        )
     if t.designed == 0 or t.admitted > 0:
         return None
     why = top_reasons(t)
     text = f"The designer wrote {t.designed} environment(s) and none passed validation"
     text += f" (most common: {why})." if why else "."
     if is_small_model(model):
-        text += (f" A model this small ({model.removeprefix(EMBEDDED_PREFIX) if model else ''}) can play the "
-                 "seed games and learn them, but rarely writes a runnable environment: the live pool is topped up "
-                 "with seed games, so the agent's return and the regret shown are measured on those, not on "
-                 "designed environments. "
-                 f"The designer half needs a bigger model (the GPU path: {GPU_DOC}).")
+        text += (
+            f" A model this small ({model.removeprefix(EMBEDDED_PREFIX) if model else ''}) can play the "
+            "seed games and learn them, but rarely writes a runnable environment: the live pool is topped up "
+            "with seed games, so the agent's return and the regret shown are measured on those, not on "
+            "designed environments. "
+            f"The designer half needs a bigger model (the GPU path: {GPU_DOC})."
+        )
     else:
         text += " The live pool is topped up with seed and memory environments until designs pass."
     return text
@@ -111,7 +115,9 @@ def designer_note(t: DesignerTally, model: str | None, *, fixed_pool: bool = Fal
         return text
     text += " (the events below say why)."
     if is_small_model(model):
-        text += (" A model this small plays and learns the seed games but rarely writes a runnable "
-                 "environment, so return and regret here come from the seed games: the designer half needs "
-                 f"a bigger model ({GPU_DOC}).")
+        text += (
+            " A model this small plays and learns the seed games but rarely writes a runnable "
+            "environment, so return and regret here come from the seed games: the designer half needs "
+            f"a bigger model ({GPU_DOC})."
+        )
     return text

@@ -58,7 +58,9 @@ def describe_env_data_error(exc: BaseException) -> str:
     except Exception:
         message = ""
     message = message if len(message) <= 300 else message[:300] + "..."
-    return f"EnvDataError: handling the environment's data raised {type(exc).__name__}" + (f": {message}" if message else "")
+    return f"EnvDataError: handling the environment's data raised {type(exc).__name__}" + (
+        f": {message}" if message else ""
+    )
 
 
 def _kept(text: str, room: int) -> str:
@@ -155,8 +157,9 @@ class TokenTrace:
             sampling = replace(sampling, seed=turn_seed(sampling.seed, episode.turns))
         try:
             failpoint("generate")
-            completion = (await engine.generate([GenerationRequest(self.ids, sampling, role="agent",
-                                                                   affinity=episode.env_id)]))[0]
+            completion = (
+                await engine.generate([GenerationRequest(self.ids, sampling, role="agent", affinity=episode.env_id)])
+            )[0]
         except Exception as exc:  # not the environment's fault: the play loop re-raises it
             raise EngineFailure(exc) from exc
         self.versions.append(completion.adapter_version)
@@ -167,8 +170,9 @@ class TokenTrace:
         episode.turns += 1
         return completion
 
-    def finish(self, episode: Episode, engine: Engine, *, last_reward: float, terminated: bool,
-               no_action_penalty: float) -> None:
+    def finish(
+        self, episode: Episode, engine: Engine, *, last_reward: float, terminated: bool, no_action_penalty: float
+    ) -> None:
         """Score the episode (outcome rules in the module docstring) and hand it the trace."""
         episode.truncated = not terminated
         episode.outcome = episode_outcome(last_reward, terminated, not terminated)
@@ -220,7 +224,9 @@ async def play_episode(
     """Play one episode; never raises for environment failures (they set ``error``), whatever
     the failure: any exception while handling the environment's data ends this episode only.
     Engine failures propagate."""
-    episode = Episode(env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[])
+    episode = Episode(
+        env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[]
+    )
     try:
         async with await pool.open(source) as env:
             obs, _info = await env.reset(seed)
@@ -229,8 +235,12 @@ async def play_episode(
             if hint is not None:
                 episode.note("hint", hint, None, first=True)
                 first = render("agent_hint", hint=hint, observation=obs)
-            trace = TokenTrace(engine.chat_prompt([{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
-                                                  enable_thinking=sampling.enable_thinking))
+            trace = TokenTrace(
+                engine.chat_prompt(
+                    [{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
+                    enable_thinking=sampling.enable_thinking,
+                )
+            )
             terminated = False
             last_reward = 0.0
             prefill = engine.encode(PREFILL) if action_prefill else []
@@ -243,7 +253,12 @@ async def play_episode(
                 episode.note("agent", said, None)
                 action = parse_boxed(strip_thinking(said))  # a \boxed{} pondered in <think> is no action
                 if action is None:
-                    obs, reward, done, cut = "No action found. End your reply with \\boxed{<command>}.", no_action_penalty, False, False
+                    obs, reward, done, cut = (
+                        "No action found. End your reply with \\boxed{<command>}.",
+                        no_action_penalty,
+                        False,
+                        False,
+                    )
                 else:
                     episode.n_actions += 1
                     result = await env.step("\\boxed{" + action + "}")
@@ -256,9 +271,16 @@ async def play_episode(
                 if _turn + 1 == max_turns:
                     break  # out of turns: no next observation to append
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
-                trace.add_context(engine.encode(observation_seam(engine, obs, after_eos=ended_with_eos,
-                                                                 enable_thinking=sampling.enable_thinking)))
-            trace.finish(episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty)
+                trace.add_context(
+                    engine.encode(
+                        observation_seam(
+                            engine, obs, after_eos=ended_with_eos, enable_thinking=sampling.enable_thinking
+                        )
+                    )
+                )
+            trace.finish(
+                episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty
+            )
     except SandboxError as exc:
         episode.error = f"{exc.__class__.__name__}: {exc}"
     except EngineFailure as failure:

@@ -31,6 +31,9 @@ def agent_samples(plays: Sequence[Play], temperature: float) -> tuple[list[Train
     trainable tokens give none. Returns the samples and the count of zero-variance groups."""
     plain = [p for p in plays if not p.episode.hinted and p.episode.error is None]
     advantages, zero_variance = group_advantages([p.episode.outcome for p in plain], [p.env_id for p in plain])
-    samples = [p.episode.to_sample(a, temperature)
-               for p, a in zip(plain, advantages, strict=True) if a != 0.0 and p.episode.loss_mask]
+    samples = [
+        p.episode.to_sample(a, temperature)
+        for p, a in zip(plain, advantages, strict=True)
+        if a != 0.0 and p.episode.loss_mask
+    ]
     return samples, zero_variance

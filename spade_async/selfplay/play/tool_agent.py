@@ -46,7 +46,9 @@ NO_CALL = ""
 """What the environment is stepped with for a turn without a valid call (it costs a turn)."""
 
 
-def tool_messages_prompt(engine: Engine, box: ToolBox, first_user: str, enable_thinking: bool | None = None) -> list[int]:
+def tool_messages_prompt(
+    engine: Engine, box: ToolBox, first_user: str, enable_thinking: bool | None = None
+) -> list[int]:
     """Prompt ids: system prompt + tools (natively when the template renders tools) + first user turn."""
     tools = box.openai_tools()
     system = render("agent_tool_system", example=box.example_call())
@@ -59,8 +61,9 @@ def tool_messages_prompt(engine: Engine, box: ToolBox, first_user: str, enable_t
     return engine.chat_prompt(messages, enable_thinking=enable_thinking)
 
 
-def tool_seam(engine: Engine, results: list[str], user: str | None, after_eos: bool,
-              enable_thinking: bool | None = None) -> str:
+def tool_seam(
+    engine: Engine, results: list[str], user: str | None, after_eos: bool, enable_thinking: bool | None = None
+) -> str:
     """Template text after an assistant turn: one tool message per result, then ``user`` if any."""
     messages = [
         {"role": "system", "content": "s"},
@@ -70,9 +73,9 @@ def tool_seam(engine: Engine, results: list[str], user: str | None, after_eos: b
         *([{"role": "user", "content": user}] if user else []),
     ]
     text = engine.chat_text(messages, add_generation_prompt=True, enable_thinking=enable_thinking)
-    seam = text[text.index(_MARKER) + len(_MARKER):]
+    seam = text[text.index(_MARKER) + len(_MARKER) :]
     if after_eos and seam.startswith(engine.eos_text):
-        seam = seam[len(engine.eos_text):]
+        seam = seam[len(engine.eos_text) :]
     return seam
 
 
@@ -92,14 +95,17 @@ async def play_tool_episode(
 ) -> Episode:
     """Play one tool-use episode; never raises for environment failures (they set ``error``),
     including any exception while handling the environment's data; engine failures propagate."""
-    episode = Episode(env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[])
+    episode = Episode(
+        env_id=env_id, hinted=hint is not None, seed=seed, outcome=0.0, turns=0, truncated=False, transcript=[]
+    )
     try:
         async with await pool.open(source) as env:
             obs, info = await env.reset(seed)
             box = ToolBox.from_info(info)  # the contract, checked at every reset (bounded work)
             if box.problems:
-                raise EnvProtocolError(f"reset(seed={seed}) broke the tool contract admission checked: "
-                                       + "; ".join(box.problems)[:1000])
+                raise EnvProtocolError(
+                    f"reset(seed={seed}) broke the tool contract admission checked: " + "; ".join(box.problems)[:1000]
+                )
             episode.note("observation", obs, None)
             first = obs
             if hint is not None:
@@ -150,9 +156,16 @@ async def play_tool_episode(
                 if done or turn + 1 == max_turns:
                     break
                 ended_with_eos = bool(completion.token_ids) and completion.token_ids[-1] == engine.eos_token_id
-                trace.add_context(engine.encode(tool_seam(engine, results, user, after_eos=ended_with_eos,
-                                                          enable_thinking=sampling.enable_thinking)))
-            trace.finish(episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty)
+                trace.add_context(
+                    engine.encode(
+                        tool_seam(
+                            engine, results, user, after_eos=ended_with_eos, enable_thinking=sampling.enable_thinking
+                        )
+                    )
+                )
+            trace.finish(
+                episode, engine, last_reward=last_reward, terminated=terminated, no_action_penalty=no_action_penalty
+            )
     except SandboxError as exc:
         episode.error = f"{exc.__class__.__name__}: {exc}"
     except EngineFailure as failure:

@@ -51,10 +51,20 @@ TOOL_USE_MUTATIONS: tuple[str, ...] = (
 """Concrete changes for ``designer_tool_mutation``: the tool-use domain's own mutations."""
 
 DOMAIN_TEMPLATES: dict[str, dict[str, str]] = {
-    "games": {"fresh": "designer_fresh", "mutation": "designer_mutation", "contract": "contract", "hint": "hint",
-              "repair": "repair"},
-    "tool_use": {"fresh": "designer_tool_fresh", "mutation": "designer_tool_mutation", "contract": "contract_tool",
-                 "hint": "hint_tool", "repair": "repair_tool"},
+    "games": {
+        "fresh": "designer_fresh",
+        "mutation": "designer_mutation",
+        "contract": "contract",
+        "hint": "hint",
+        "repair": "repair",
+    },
+    "tool_use": {
+        "fresh": "designer_tool_fresh",
+        "mutation": "designer_tool_mutation",
+        "contract": "contract_tool",
+        "hint": "hint_tool",
+        "repair": "repair_tool",
+    },
 }
 """The designer's templates per domain (``selfplay.domain``)."""
 
@@ -64,7 +74,9 @@ def template_for(domain: str, purpose: str) -> str:
     try:
         return DOMAIN_TEMPLATES[domain][purpose]
     except KeyError:
-        raise PromptError(f"no {purpose!r} template for domain {domain!r}; domains: {sorted(DOMAIN_TEMPLATES)}") from None
+        raise PromptError(
+            f"no {purpose!r} template for domain {domain!r}; domains: {sorted(DOMAIN_TEMPLATES)}"
+        ) from None
 
 
 class PromptError(UserError, KeyError):
@@ -89,9 +101,7 @@ def load_prompt(name: str) -> str:
 
 def available_prompts() -> list[str]:
     """Names of all packaged templates."""
-    return sorted(
-        entry.name[:-4] for entry in resources.files(__name__).iterdir() if entry.name.endswith(".txt")
-    )
+    return sorted(entry.name[:-4] for entry in resources.files(__name__).iterdir() if entry.name.endswith(".txt"))
 
 
 def placeholders(name: str) -> frozenset[str]:
@@ -126,9 +136,7 @@ def contract_text(domain: str = "games") -> str:
     return render(template_for(domain, "contract"))
 
 
-def example_verdict(
-    win_rate: float | None = None, regret: float | None = None, band: str | None = None
-) -> str:
+def example_verdict(win_rate: float | None = None, regret: float | None = None, band: str | None = None) -> str:
     """How a past environment played, in words a small model can act on.
 
     ``band`` is :func:`spade_async.selfplay.health.win_rate_band`'s answer for it (``None`` for a seed).

@@ -16,8 +16,12 @@ class Pos:
 
 
 def render(pos, goal, size):
-    return "\n".join("".join("A" if (r, c) == (pos.row, pos.col) else "G" if (r, c) == (goal.row, goal.col) else "."
-                             for c in range(size)) for r in range(size))
+    return "\n".join(
+        "".join(
+            "A" if (r, c) == (pos.row, pos.col) else "G" if (r, c) == (goal.row, goal.col) else "." for c in range(size)
+        )
+        for r in range(size)
+    )
 
 
 class GridWalk:
@@ -34,8 +38,9 @@ class GridWalk:
         self.turn += 1
         move = MOVES.get((parse_boxed(action) or "").strip().lower())
         if move is not None:
-            self.pos = Pos(min(max(self.pos.row + move[0], 0), self.size - 1),
-                           min(max(self.pos.col + move[1], 0), self.size - 1))
+            self.pos = Pos(
+                min(max(self.pos.row + move[0], 0), self.size - 1), min(max(self.pos.col + move[1], 0), self.size - 1)
+            )
         won = (self.pos.row, self.pos.col) == (self.goal.row, self.goal.col)
         obs = render(self.pos, self.goal, self.size) if move else "Unknown move."
         return obs, 1.0 if won else 0.0, won, not won and self.turn >= 8, {}
