@@ -14,7 +14,7 @@ import shutil
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -272,11 +272,11 @@ async def open_run(
     resume = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
     db_path = run_dir / DB_NAME
 
-    report("probing the sandbox ...")
-    fleets: list[Fleet] = []
-    pool = await start_sandbox(cfg, report, fleets)
-    builds_engine = engine is None
-    try:
+    async with AsyncExitStack() as closing:  # closed in reverse: trackers, engine, store, pool
+        report("probing the sandbox ...")
+        fleets: list[Fleet] = []
+        pool = await start_sandbox(cfg, report, fleets)
+        closing.push_async_callback(pool.aclose)
         report(
             f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})"
         )
@@ -298,73 +298,67 @@ async def open_run(
             model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
             if engine is None:  # first: its processes start before this one initialises CUDA
                 engine = await start_engine(cfg, model_path, placement, report, fleets)
+                if remote_engine(cfg):  # its actors, also when the start fails later (aclose is idempotent)
+                    closing.push_async_callback(engine.aclose)
             if learner is None:
                 learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
         if not resume:  # before the database: a folder with a database always has its config
             await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
         store = await Store.open(db_path)
-        try:
-            committed: set[int] = set()
+        closing.push_async_callback(store.aclose)
+        committed: set[int] = set()
 
-            async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
-                path = await anyio.to_thread.run_sync(
-                    lambda: write_checkpoint(
-                        run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text)
-                    )
+        async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
+            path = await anyio.to_thread.run_sync(
+                lambda: write_checkpoint(
+                    run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text)
                 )
-                failpoint("checkpoint_commit")  # folder in place, database row not yet committed
-                await store.record_checkpoint(step, str(path))
-                await store.record_event(
-                    step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}"
-                )
-                committed.add(step)
-                prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
-
-            assert engine is not None  # built above unless injected
-            pipeline = Pipeline(
-                cfg,
-                engine=engine,
-                pool=pool,
-                store=store,
-                learner=learner,
-                corpus=corpus,
-                seeds=seeds,
-                run_dir=run_dir,
-                report=report,
-                checkpointer=checkpointer,
-                embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
-                fleets=fleets,
             )
-            if resume:
-                await _restore(pipeline, store, run_dir, config_text, force, report, committed)
-            else:
-                await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
-                for seed_env in seeds:
-                    await store.record_environment(
-                        EnvRecord(
-                            code=seed_env.source,
-                            domain=cfg.selfplay.domain,
-                            skill=seed_env.skill,
-                            origin="seed",
-                            created_step=0,
-                            hint=seed_env.hint,
-                            doc_title=seed_env.name,
-                            valid=True,
-                            status="retired",
-                        )
+            failpoint("checkpoint_commit")  # folder in place, database row not yet committed
+            await store.record_checkpoint(step, str(path))
+            await store.record_event(
+                step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}"
+            )
+            committed.add(step)
+            prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
+
+        assert engine is not None  # built above unless injected
+        pipeline = Pipeline(
+            cfg,
+            engine=engine,
+            pool=pool,
+            store=store,
+            learner=learner,
+            corpus=corpus,
+            seeds=seeds,
+            run_dir=run_dir,
+            report=report,
+            checkpointer=checkpointer,
+            embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
+            fleets=fleets,
+        )
+        if resume:
+            await _restore(pipeline, store, run_dir, config_text, force, report, committed)
+        else:
+            await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
+            for seed_env in seeds:
+                await store.record_environment(
+                    EnvRecord(
+                        code=seed_env.source,
+                        domain=cfg.selfplay.domain,
+                        skill=seed_env.skill,
+                        origin="seed",
+                        created_step=0,
+                        hint=seed_env.hint,
+                        doc_title=seed_env.name,
+                        valid=True,
+                        status="retired",
                     )
-            try:
-                yield pipeline
-            finally:
-                await anyio.to_thread.run_sync(pipeline.close_trackers)
-                await engine.aclose()
-        finally:
-            await store.aclose()
-    finally:
-        if builds_engine and engine is not None and remote_engine(cfg):  # its actors, also when the start failed
-            await engine.aclose()  # after it was placed (idempotent: closed already when the run got going)
-        await pool.aclose()
+                )
+        closing.push_async_callback(engine.aclose)
+        closing.push_async_callback(anyio.to_thread.run_sync, pipeline.close_trackers)
+        yield pipeline
 
 
 async def _restore(

@@ -54,7 +54,7 @@ def test_a_pre_layout_run_resumes_to_the_end_and_checkpoints_as_data(tmp_path: P
     cmd = [
         sys.executable,
         "-m",
-        "spade_async.cli.main",
+        "spade_async.cli",
         "run",
         str(config),
         "--headless",
