@@ -27,7 +27,7 @@ if [[ "$MODEL" != embedded:* ]]; then export SPADE_GPU_MODEL="$MODEL"; fi
 "$PYTHON" -m pytest -q -m gpu tests/gpu
 RUN_DIR="runs/gpu-smoke-$(date +%s)"
 SETS=(--set "model.name=\"$MODEL\"" --set "run.run_dir=\"$RUN_DIR\"")
-"$PYTHON" -m spade_async.cli.app config show "$CONFIG" "${SETS[@]}" | tail -n 4
-"$PYTHON" -m spade_async.cli.app run "$CONFIG" --headless "${SETS[@]}"
-"$PYTHON" -m spade_async.cli.app resume "$RUN_DIR" --headless --max-steps 4
+"$PYTHON" -m spade_async.cli config show "$CONFIG" "${SETS[@]}" | tail -n 4
+"$PYTHON" -m spade_async.cli run "$CONFIG" --headless "${SETS[@]}"
+"$PYTHON" -m spade_async.cli resume "$RUN_DIR" --headless --max-steps 4
 "$PYTHON" benchmarks/learner.py --device cuda

@@ -54,7 +54,7 @@ def spade(
     cmd = [
         sys.executable,
         "-m",
-        "spade_async.cli.app",
+        "spade_async.cli",
         "run",
         str(ROOT / "configs" / "tiny.toml"),
         "--headless",
@@ -172,7 +172,7 @@ def test_ctrl_c_checkpoints_the_last_step_and_exits_0(setup: tuple[Path, Path, P
     cmd = [
         sys.executable,
         "-m",
-        "spade_async.cli.app",
+        "spade_async.cli",
         "run",
         str(ROOT / "configs" / "tiny.toml"),
         "--headless",
@@ -207,7 +207,7 @@ def test_unexpected_error_is_one_clear_line_and_resumable(setup: tuple[Path, Pat
     cmd = [
         sys.executable,
         "-m",
-        "spade_async.cli.app",
+        "spade_async.cli",
         "run",
         str(ROOT / "configs" / "tiny.toml"),
         "--headless",
@@ -265,7 +265,7 @@ def test_killed_at_random_moments_and_resumed_each_time_finishes_exactly_once(se
     cmd = [
         sys.executable,
         "-m",
-        "spade_async.cli.app",
+        "spade_async.cli",
         "run",
         str(ROOT / "configs" / "tiny.toml"),
         "--headless",
@@ -359,7 +359,7 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
         cmd = [
             sys.executable,
             "-m",
-            "spade_async.cli.app",
+            "spade_async.cli",
             "run",
             str(ROOT / "configs" / "tiny.toml"),
             "--headless",

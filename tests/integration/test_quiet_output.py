@@ -25,7 +25,7 @@ def _spade(*args: str, verbose_env: bool = False) -> subprocess.CompletedProcess
     if verbose_env:
         env[VERBOSE_ENV] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "spade_async.cli.app", *args],
+        [sys.executable, "-m", "spade_async.cli", *args],
         capture_output=True,
         text=True,
         env=env,

@@ -65,7 +65,7 @@ REPO = Path(__file__).resolve().parents[2]
 def env_check_works(tmpdir: str) -> None:
     """The next ``env check`` of a benign env, as a new process with this TMPDIR, admits it."""
     done = subprocess.run(
-        [sys.executable, "-m", "spade_async.cli.app", "env", "check", str(ENVS / "guess.py")],
+        [sys.executable, "-m", "spade_async.cli", "env", "check", str(ENVS / "guess.py")],
         capture_output=True,
         text=True,
         timeout=120,

@@ -3,9 +3,10 @@ engine replicas per step (spade_async.cluster.status) and each loss as a ``clust
 the TUI's header shows "cluster: 1/2 pools live, 1/2 replicas live", its event log the
 losses, and the report counts them.
 
-The remote pool and engine are stand-ins with the attributes the real ones carry (the local
-pool behind ``members``/``live_pools``/``events``; the scripted engine with ``replicas``/
-``live_replicas``/``events``). The Ray path itself: tests/cluster/test_cluster_run.py.
+The remote pool and engine are stand-ins that are fleets as the real ones are (the
+``cluster.status.Fleet`` protocol: ``fleet_name``, ``fleet_size()``, ``events``), handed to the
+pipeline as the launcher hands over the fleets it starts. The Ray path itself:
+tests/cluster/test_cluster_run.py.
 """
 
 from __future__ import annotations
@@ -42,9 +43,14 @@ class StandInRemotePool:
         self.lost = 0
         self.events: list[str] = []
 
+    fleet_name = "pools"
+
     @property
     def live_pools(self) -> int:
         return len(self.members) - self.lost
+
+    def fleet_size(self) -> tuple[int, int]:
+        return self.live_pools, len(self.members)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pool, name)
@@ -58,6 +64,11 @@ class ReplicatedEngine(ScriptedEngine):
         self.replicas = 2
         self.live_replicas = 2
         self.events: list[str] = []
+
+    fleet_name = "replicas"
+
+    def fleet_size(self) -> tuple[int, int]:
+        return self.live_replicas, self.replicas
 
 
 @pytest.fixture
@@ -79,7 +90,8 @@ async def cluster_db(tmp_path: Path) -> Path:
     engine = ReplicatedEngine(policies={"agent": agent})
     async with open_run(cfg, engine=engine, learner=ScriptedLearner(), report=lambda s: None) as pipeline:
         stand_in.append(StandInRemotePool(pipeline.pool))
-        pipeline.pool = stand_in[0]  # type: ignore[assignment]  # what the status call reads; plays go through it
+        pipeline.pool = stand_in[0]  # type: ignore[assignment]  # plays go through it
+        pipeline.fleets = [stand_in[0], engine]  # what the launcher hands over when it starts remote ones
         assert await pipeline.run(sync=True) == 4
     return tmp_path / "run" / "run.sqlite"
 
