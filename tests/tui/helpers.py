@@ -82,3 +82,11 @@ async def settle(app: App[object], pilot: Pilot[object]) -> None:
         except WorkerCancelled:
             pass  # a detail load replaced by a newer one: expected
     await pilot.pause()
+
+
+def assert_snapshot_terminal(app: App[object]) -> None:
+    """The app renders for the pinned snapshot terminal (tests/tui/conftest.py): the global
+    state a snapshot depends on, checked where the snapshot is taken."""
+    system = app.console.color_system
+    assert system == "standard", f"the app's console uses the {system!r} colour system; snapshots need 'standard'"
+    assert not app.no_color

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from spade_async.util.textsafe import terminal_safe
 from tests.tui.fixture_db import COUNTER
-from tests.tui.helpers import FakeController, make_app, settle
+from tests.tui.helpers import FakeController, assert_snapshot_terminal, make_app, settle
 from tui.widgets.envs import EnvTable
 
 SIZE = (120, 40)
@@ -24,10 +24,12 @@ SnapCompare = Callable[..., bool]
 
 
 async def _loaded(pilot: Pilot[object]) -> None:
+    assert_snapshot_terminal(pilot.app)
     await settle(pilot.app, pilot)
 
 
 async def _counter_selected(pilot: Pilot[object]) -> None:
+    assert_snapshot_terminal(pilot.app)
     await settle(pilot.app, pilot)
     await pilot.press("2")
     table = pilot.app.query_one("#env-table", EnvTable)
@@ -55,6 +57,7 @@ async def _code_shown(pilot: Pilot[object], code: str) -> None:
 
 
 async def _asked_to_stop(pilot: Pilot[object]) -> None:
+    assert_snapshot_terminal(pilot.app)
     await settle(pilot.app, pilot)
     await pilot.press("q")
     await pilot.pause()
