@@ -93,6 +93,18 @@ class SamplingConfig(Section):
     """Passed to the chat template as `enable_thinking`: false (the default) renders Qwen3's empty
     <think> block, so the model answers at once; true lets it think first (the block is dropped
     before the reply is parsed). Templates without the switch ignore it."""
+    loop_ngram: int | None = Field(default=None, ge=0)
+    """End a completion that repeats itself: once any run of this many tokens has occurred
+    `loop_repeats` times in it, generation stops there (`finish_reason = "loop"`), and a design
+    so stopped is scored as cut off. 0 turns the check off; unset, the role's default applies:
+    32 for the designer (above what working environment code repeats, docs/rewards.md), off for
+    the agent and the hint."""
+    loop_repeats: int = Field(default=4, ge=2)
+    """How many occurrences of one `loop_ngram`-token run count as a loop."""
+
+
+DESIGNER_LOOP_NGRAM = 32
+"""The designer's loop check when ``engine.designer.loop_ngram`` is unset (see engine/loops.py)."""
 
 
 class EngineConfig(Section):
@@ -133,6 +145,14 @@ class EngineConfig(Section):
                     f"scores the full softmax, so the {role}'s importance ratios would be biased; set "
                     f"engine.{role}.top_p = 1.0 (engine.hint.top_p may be below 1: hints are not trained on)"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _loop_check_defaults(self) -> EngineConfig:
+        for role, default in (("designer", DESIGNER_LOOP_NGRAM), ("agent", 0), ("hint", 0)):
+            section = getattr(self, role)
+            if section.loop_ngram is None:
+                section.loop_ngram = default
         return self
 
 
@@ -181,6 +201,13 @@ class SelfPlayConfig(Section):
     """Cap of the designer reward scale min(n_agent_samples / n_envs * k, cap)."""
     invalid_penalty: float = Field(default=-0.5, le=0.0)
     """Designer reward of a candidate that fails validation, hangs or crashes."""
+    graded_invalid: bool = False
+    """Grade the penalty of a design that fails admission by how far it got (no code block,
+    cut off or looping, does not parse, no environment class, reset fails, step fails, a later
+    check fails): `invalid_penalty * (1 - stage / 7)`, always below every admitted design's
+    reward. Off, as in the paper, every invalid design gets the flat penalty; on, a group where
+    no design is admitted still gives GRPO a gradient (docs/rewards.md: the switch and its
+    measured effect). The CPU presets turn it on."""
     play_audit: bool = True
     """Each step, one extra play per live environment replays in play conditions (paced like
     the agent's turns) what admission saw, with a meaningless action; an environment that

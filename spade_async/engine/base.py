@@ -25,6 +25,10 @@ class Sampling:
     seed: int | None = None
     enable_thinking: bool | None = None
     """Chat-template switch for the prompts of this role (None: the template's default)."""
+    loop_ngram: int = 0
+    """End the completion once an n-gram of this many tokens has occurred ``loop_repeats``
+    times in it (``finish_reason = "loop"``; see ``engine.loops``); 0: never."""
+    loop_repeats: int = 4
 
     @classmethod
     def from_config(cls, section: Any, seed: int | None = None) -> Sampling:
@@ -35,7 +39,9 @@ class Sampling:
             section.max_new_tokens,
             tuple(section.stop),
             seed,
-            getattr(section, "enable_thinking", None),
+            section.enable_thinking,
+            section.loop_ngram or 0,
+            section.loop_repeats,
         )
 
 

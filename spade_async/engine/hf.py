@@ -26,6 +26,7 @@ import anyio
 import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
+from spade_async.engine.loops import LOOP, loop_guard
 from spade_async.engine.prefix_cache import PrefixCache, assemble
 from spade_async.engine.tokens import TokenizerHelpers
 from spade_async.hardware.allocator import release_free_memory
@@ -130,6 +131,7 @@ class HFEngine(TokenizerHelpers):
         done = [False] * len(requests)
         texts = [""] * len(requests)
         stop_ids = set(self.stop_ids)
+        guards = [loop_guard(r.sampling.loop_ngram, r.sampling.loop_repeats) for r in requests]
         inputs = ids.to(self.device)
         attn = mask.to(self.device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, split:]
@@ -167,6 +169,10 @@ class HFEngine(TokenizerHelpers):
                         if any(s in texts[i][-(len(s) + 32) :] for s in stops):
                             done[i], finish[i] = True, "stop"
                             continue
+                    guard = guards[i]
+                    if guard is not None and guard.push(tok):
+                        done[i], finish[i] = True, LOOP
+                        continue
                     if len(tokens[i]) >= budget[i]:
                         done[i] = True
                 if all(done):

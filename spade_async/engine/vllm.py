@@ -48,6 +48,7 @@ from typing import Any
 
 from spade_async.config import Config
 from spade_async.engine.base import Completion, GenerationRequest, Sampling, stop_token_ids
+from spade_async.engine.loops import LOOP, loop_guard
 from spade_async.engine.tokens import TokenizerHelpers
 from spade_async.hardware.placement import Placement
 
@@ -196,26 +197,39 @@ class VLLMEngine(TokenizerHelpers):
     async def _one(self, request: GenerationRequest) -> Completion:
         params = build_sampling_params(request.sampling, self.stop_ids)
         version, lora = self.adapter_version, self._lora
+        request_id = f"r{next(self._ids)}"
+        guard = loop_guard(request.sampling.loop_ngram, request.sampling.loop_repeats)
+        looped_at: int | None = None  # tokens kept when the loop check ended the request
         final = None
         async for out in self._engine.generate(
             build_token_prompt(request.prompt_ids),
             params,
-            f"r{next(self._ids)}",
+            request_id,
             lora_request=lora,
             data_parallel_rank=replica_for(request.affinity, self.data_parallel_size),
         ):
             final = out
+            if guard is not None:  # outputs are cumulative: look at the tokens new since the last one
+                so_far = out.outputs[0].token_ids
+                for n in range(guard.count, len(so_far)):
+                    if guard.push(int(so_far[n])):
+                        looped_at = n + 1
+                        break
+                if looped_at is not None:
+                    await self._engine.abort(request_id)  # no more decode steps for a loop
+                    break
         assert final is not None
         seq = final.outputs[0]
-        token_ids = list(seq.token_ids)
-        logprobs = [float(step[tok].logprob) for step, tok in zip(seq.logprobs or [], token_ids, strict=True)]
+        token_ids = list(seq.token_ids)[:looped_at]
+        logprobs = [float(step[tok].logprob) for step, tok in zip(seq.logprobs or [], token_ids, strict=False)]
         self.generated_tokens += len(token_ids)
+        finish = LOOP if looped_at is not None else ("stop" if seq.finish_reason == "stop" else "length")
         return Completion(
             prompt_ids=list(request.prompt_ids),
             token_ids=token_ids,
             logprobs=logprobs,
-            text=seq.text,
-            finish_reason="stop" if seq.finish_reason == "stop" else "length",
+            text=seq.text if looped_at is None else self.tokenizer.decode(token_ids, skip_special_tokens=True),
+            finish_reason=finish,
             adapter_version=version,
         )
 

@@ -44,6 +44,7 @@ from spade_async.admission.validate import Promise
 from spade_async.config import SelfPlayConfig
 from spade_async.learner.samples import TrainSample
 from spade_async.selfplay.design.designer import Design
+from spade_async.selfplay.design.progress import N_STAGES
 from spade_async.selfplay.rewards import (
     DesignerCandidate,
     DesignerRewardParams,
@@ -108,6 +109,11 @@ class LiveEnv:
     def candidate(self) -> DesignerCandidate:
         r_hint, r_plain = self.matched_means()
         return DesignerCandidate(self.skill, True, win_rate=self.win_rate(), r_hint=r_hint, r_plain=r_plain)
+
+
+LATER_CHECK = N_STAGES - 1
+"""The stage of a design admitted but scored invalid (audit, errors, a failed first attempt's
+later check): the highest rung below admission."""
 
 
 @dataclass(frozen=True)
@@ -256,12 +262,12 @@ class Curriculum:
             why = "no play of it finished"
         elif env.error_share() > self.cfg.max_play_error_share:
             why = f"{env.error_share():.0%} of its plays errored (max {self.cfg.max_play_error_share:.0%})"
-        played = DesignerCandidate(skill, False) if why else env.candidate()
+        played = DesignerCandidate(skill, False, stage=LATER_CHECK) if why else env.candidate()
         if env.design.attempts > 1:
             first = "its first attempt failed validation (admitted after a repair turn)"
             return ScoredDesign(
                 env.design,
-                DesignerCandidate(skill, False),
+                DesignerCandidate(skill, False, stage=min(env.design.first_stage, LATER_CHECK)),
                 env.env_id,
                 f"{first}; {why}" if why else first,
                 env_candidate=played,
@@ -277,7 +283,10 @@ class Curriculum:
         """
         generation = self.live + self.retired_early + self.expelled
         scored = [self.score_design(e) for e in generation if e.design is not None]
-        scored += [ScoredDesign(d, DesignerCandidate(d.job.skill, False), None) for d in self.rejected]
+        scored += [
+            ScoredDesign(d, DesignerCandidate(d.job.skill, False, stage=min(d.first_stage, LATER_CHECK)), None)
+            for d in self.rejected
+        ]
 
         def rewards_of(candidates: list[DesignerCandidate]) -> list[float]:
             return designer_rewards(

@@ -23,6 +23,12 @@ Formulas follow the SPADE paper (docs/rewards.md lists them with every deviation
   the valid ones only); that always punishes broken code but lets a poor working
   environment score below a broken one.
 - A valid candidate without hinted plays (H = 0, or no matched step yet) has regret 0.
+- ``graded_invalid`` (a switch, off by default as in the paper): an invalid candidate's raw
+  reward is ``invalid_penalty * (1 - stage / n_stages)`` (:func:`graded_invalid_reward`), its
+  ``stage`` being how far it got through admission (``selfplay.design.progress``). A design
+  that got further earns more, so a group where no design is admitted still has a gradient
+  (with the flat penalty centring leaves it all zeros). Every graded reward stays below 0, so
+  below every valid one (raw >= 0): admitted designs' rewards are unchanged.
 """
 
 from __future__ import annotations
@@ -151,6 +157,9 @@ class DesignerCandidate:
     win_rate: float | None = None
     r_hint: float | None = None
     r_plain: float | None = None
+    stage: int = 0
+    """For an invalid candidate: the admission stage it stopped on (0 = no code at all; see
+    ``selfplay.design.progress``); read only with ``graded_invalid``."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,8 @@ class DesignerRewardParams:
     scale_cap: float = 50.0
     k: int = 4
     center_invalid: bool = True
+    graded_invalid: bool = False
+    n_stages: int = 7
 
     @classmethod
     def from_config(cls, selfplay: Any) -> DesignerRewardParams:
@@ -181,12 +192,30 @@ class DesignerRewardParams:
             invalid_penalty=selfplay.invalid_penalty,
             scale_cap=selfplay.designer_scale_cap,
             k=selfplay.regen_every,
+            graded_invalid=selfplay.graded_invalid,
         )
 
 
+def graded_invalid_reward(stage: int, n_stages: int, penalty: float) -> float:
+    """``penalty * (1 - stage / n_stages)``: the penalty for no code at all (stage 0), rising
+    linearly with each admission stage passed, and still below 0 at the last (``n_stages - 1``).
+
+    >>> graded_invalid_reward(0, 7, -0.5)
+    -0.5
+    >>> round(graded_invalid_reward(6, 7, -0.5), 6)
+    -0.071429
+    """
+    if not 0 <= stage < n_stages:
+        raise ValueError(f"an invalid design's stage must lie in [0, {n_stages}), got {stage}")
+    return penalty * (1.0 - stage / n_stages)
+
+
 def candidate_raw_reward(candidate: DesignerCandidate, params: DesignerRewardParams) -> float:
-    """Raw (uncentred, unscaled) reward of one candidate; the penalty when it is invalid."""
+    """Raw (uncentred, unscaled) reward of one candidate; the penalty when it is invalid
+    (graded by its admission stage with ``graded_invalid``)."""
     if not candidate.valid:
+        if params.graded_invalid:
+            return graded_invalid_reward(candidate.stage, params.n_stages, params.invalid_penalty)
         return params.invalid_penalty
     if candidate.win_rate is None:
         raise ValueError(f"valid {candidate.skill!r} candidate has no win rate")
@@ -222,7 +251,7 @@ def designer_rewards(
         return [r * scale for r in center_per_skill(raw, skills)]
     valid = [i for i, c in enumerate(candidates) if c.valid]
     centred = center_per_skill([raw[i] for i in valid], [skills[i] for i in valid])
-    out = [params.invalid_penalty * scale] * len(candidates)
+    out = [r * scale for r in raw]  # invalid: their (flat or graded) penalty
     for i, value in zip(valid, centred, strict=True):
         out[i] = value * scale
     return out

@@ -178,3 +178,19 @@ async def test_prefix_cache_respects_its_memory_budget(tiny_model_dir: Path) -> 
         await engine.generate([GenerationRequest([10 + i] * 50, Sampling(max_new_tokens=4))])
     assert 0 < len(engine.prefix_cache) < 6
     assert engine.prefix_cache.nbytes <= 200_000
+
+
+async def test_a_completion_that_repeats_itself_stops_at_the_loop(engine: HFEngine) -> None:
+    """With the strictest check (one token, twice) a row stops at its first repeated token;
+    the row beside it in the same batch, without the check, runs to its limit."""
+    looped, free = await engine.generate(
+        [
+            GenerationRequest([1, 2, 3], Sampling(max_new_tokens=200, loop_ngram=1, loop_repeats=2, seed=1)),
+            GenerationRequest([1, 2, 3], Sampling(max_new_tokens=40, seed=2)),
+        ]
+    )
+    assert looped.finish_reason == "loop"
+    *before, last = looped.token_ids
+    assert last in before and len(set(before)) == len(before)  # stopped at the first repeat, not later
+    assert len(looped.logprobs) == len(looped.token_ids) < 200
+    assert free.finish_reason in ("length", "stop") and len(free.token_ids) <= 40

@@ -306,3 +306,43 @@ def test_the_spawned_engine_leaves_the_trainers_process_group(tmp_path: Path) ->
         proc.kill()
         proc.wait()
         reaper_mod.kill_tree(pids)
+
+
+class LoopingAsyncLLM:
+    """Streams cumulative outputs of a completion that repeats one 4-token block forever."""
+
+    def __init__(self) -> None:
+        self.aborted: list[str] = []
+        self.steps = 0
+
+    async def generate(self, prompt: Any, params: Any, request_id: str, **kwargs: Any) -> Any:
+        tokens: list[int] = []
+        while request_id not in self.aborted and self.steps < 1000:
+            self.steps += 1
+            tokens = [*tokens, 10 + len(tokens) % 4]
+            seq = types.SimpleNamespace(
+                token_ids=list(tokens),
+                logprobs=[{t: types.SimpleNamespace(logprob=-0.2)} for t in tokens],
+                text="?",
+                finish_reason=None,
+            )
+            yield types.SimpleNamespace(outputs=[seq])
+
+    async def abort(self, request_id: str) -> None:
+        self.aborted.append(request_id)
+
+
+@pytest.mark.anyio
+async def test_a_looping_vllm_request_is_aborted_at_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_vllm, "build_sampling_params", lambda s, ids: None)
+    monkeypatch.setattr(engine_vllm, "build_token_prompt", lambda ids: ids)
+    engine = engine_vllm.VLLMEngine.__new__(engine_vllm.VLLMEngine)
+    fake = LoopingAsyncLLM()
+    engine._engine, engine._lora, engine.adapter_version, engine.stop_ids = fake, None, 0, [0]
+    engine._ids, engine.generated_tokens, engine.data_parallel_size = iter(range(10**6)), 0, 1
+    engine.tokenizer = types.SimpleNamespace(decode=lambda ids, skip_special_tokens: f"{len(ids)} tokens")
+    (out,) = await engine.generate([GenerationRequest([1], Sampling(max_new_tokens=900, loop_ngram=8, loop_repeats=3))])
+    assert out.finish_reason == "loop" and fake.aborted == ["r0"]
+    assert len(out.token_ids) == 8 + 2 * 4 == len(out.logprobs)  # third occurrence of the first 8-gram
+    assert out.text == "16 tokens" and engine.generated_tokens == 16
+    assert fake.steps == 16  # nothing decoded after the loop closed

@@ -27,12 +27,14 @@ from dataclasses import dataclass, field, replace
 
 from spade_async.admission.validate import ValidationResult, validate_source
 from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
+from spade_async.engine.loops import LOOP
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import Example
 from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.design.corpus import Document, cut
 from spade_async.selfplay.design.parsing import clean_hint, parse_designer
+from spade_async.selfplay.design.progress import N_STAGES, REASON_LOOP, admission_stage
 from spade_async.selfplay.health import win_rate_band
 from spade_async.selfplay.prompts import contract_text, render, render_example, template_for
 from spade_async.util.errors import UserError
@@ -73,6 +75,9 @@ class Design:
     origin: str = "fresh"
     copied: bool = False
     """Its code copies memory or its prompt (``novelty``): scored invalid, not recorded."""
+    first_stage: int = 0
+    """The admission stage the first attempt (the one trained on) stopped on; ``N_STAGES``
+    when it was admitted (``selfplay.design.progress``)."""
 
     def to_sample(self, advantage: float, temperature: float, reward: float) -> TrainSample:
         ids = self.prompt_ids + self.completion.token_ids
@@ -227,6 +232,7 @@ async def design_environment(
     completion = await _one(engine, prompt_ids, designer_sampling, "designer")
     design = Design(job=job, prompt_ids=prompt_ids, completion=completion, origin=job.origin)
     text = completion.text
+    finish = completion.finish_reason
     for attempt in range(repair_turns + 1):
         parsed = parse_designer(text)
         if parsed.ok and parsed.code:
@@ -235,20 +241,24 @@ async def design_environment(
             design.hint = clean_hint(result.constants.get("HINT")) or parsed.hint  # the code's HINT wins
             design.validation = result
             design.reasons = list(result.reasons)
-            if result.admitted:
-                design.admitted = True
-                break
+            stage = N_STAGES if result.admitted else admission_stage(None, result.checks)
+            design.admitted = result.admitted
         else:
             design.code = parsed.code
-            design.reasons = [parsed.reason or "no code block found"]
-        if attempt == repair_turns:
+            reason = parsed.reason or "no code block found"
+            design.reasons = [REASON_LOOP if finish == LOOP and parsed.code else reason]
+            stage = admission_stage(design.reasons[0], None)
+        if attempt == 0:
+            design.first_stage = stage
+        if design.admitted or attempt == repair_turns:
             break
         repair_prompt = _repair_prompt(
             engine, (design.code or text).strip(), design.reasons, budget, designer_sampling.enable_thinking, job.domain
         )
         if repair_prompt is None:
             break
-        text = (await _one(engine, repair_prompt, designer_sampling, "designer")).text
+        repaired = await _one(engine, repair_prompt, designer_sampling, "designer")
+        text, finish = repaired.text, repaired.finish_reason
         design.attempts += 1
         design.origin = "repair"
     if design.admitted and not design.hint and separate_hint_call and design.code:
@@ -256,6 +266,8 @@ async def design_environment(
     if design.admitted and not design.hint:
         design.admitted = False
         design.reasons.append('no hint: write HINT = "..." with a strategy that helps the player')
+        if design.attempts == 1:
+            design.first_stage = N_STAGES - 1  # a later check: the hint
     return design
 
 
