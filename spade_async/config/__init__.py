@@ -33,6 +33,7 @@ from spade_async.config.sections import (
     SandboxConfig,
     Section,
     SelfPlayConfig,
+    WarmStartConfig,
     cluster_engine_problem,
 )
 
@@ -57,6 +58,7 @@ __all__ = [
     "SandboxConfig",
     "Section",
     "SelfPlayConfig",
+    "WarmStartConfig",
     "apply_overrides",
     "cluster_engine_problem",
     "config_to_toml",

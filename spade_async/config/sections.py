@@ -483,6 +483,33 @@ class ClusterConfig(Section):
         return self
 
 
+class WarmStartConfig(Section):
+    enabled: bool = False
+    """Before a fresh run's first step, train the shared adapter supervised on (design prompt ->
+    environment file) pairs from an environment library, and start the run from it (its
+    checkpoints and resume carry it as the starting point). The prompts are the designer's own
+    templates (fresh and mutation, with corpus documents), so the model learns the task it will
+    be asked. A departure from the paper, which starts from the base model (docs/rewards.md)."""
+    library: str = "builtin"
+    """The environment library: `builtin` (the seed environments of the run's domain, every
+    tier), a folder of environment files, or a JSONL file with one `{"code": ...}` per line."""
+    held_out: float = Field(default=0.25, ge=0.0, lt=1.0)
+    """Share of the library kept out of training (chosen by a hash of each file, so the same
+    files every time); the held-out loss before and after is reported beside the training loss."""
+    steps: int = Field(default=24, gt=0)
+    """Optimizer steps."""
+    batch: int = Field(default=4, gt=0)
+    """(prompt, file) pairs per step, each drawn afresh (its document, example, parent, change)."""
+    lr: float = Field(default=1e-3, gt=0.0)
+    """Learning rate of the warm start (the run's own `learner.lr` applies afterwards)."""
+    mutation_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Share of pairs rendered with the mutation template (a parent from the library, the target
+    a different library file of the same skill when there is one)."""
+    adapter: str | None = None
+    """Start from this PEFT adapter folder (a previous warm start's `adapter/`) instead of
+    training; the library settings are then unused."""
+
+
 class Config(Section):
     run: RunConfig = Field(default_factory=RunConfig)
     """Run identity, length and checkpoints."""
@@ -508,6 +535,8 @@ class Config(Section):
     """In-loop held-out evaluation (off by default)."""
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     """Sandbox pools and engine replicas on a Ray cluster (off by default; docs/cluster.md)."""
+    warmstart: WarmStartConfig = Field(default_factory=WarmStartConfig)
+    """A supervised designer warm start from an environment library before the run (off by default)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -23,6 +23,19 @@ class Learner(Protocol):
 
     def save_adapter(self, path: str | Path) -> None: ...
 
+    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]:
+        """One cross-entropy update on the samples' trained tokens (the warm start); ``sft_loss`` in the result."""
+        ...
+
+    def sft_loss(self, samples: list[TrainSample], max_seq_len: int | None = None) -> float:
+        """Mean negative logprob of the samples' trained tokens (no update)."""
+        ...
+
+    def start_from(self, adapter: str | Path) -> None:
+        """Make the PEFT adapter folder ``adapter`` the run's starting point: its weights, a
+        fresh optimizer, ``version`` 1 (a warm start, ``run/warm_start.py``)."""
+        ...
+
     def state_dict(self) -> dict[str, Any]:
         """Everything a checkpoint needs to resume the learner exactly: plain data (None, bool,
         int, float, str) and torch tensors, nested in dicts (str or int keys), lists and tuples

@@ -43,6 +43,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -221,14 +222,14 @@ class Trainer:
         dense = torch.zeros(mb.mask.shape, dtype=torch.float32, device=self.device)
         return dense.index_put((rows_d, cols_d), lp)
 
-    def logprobs(self, samples: list[TrainSample]) -> list[Tensor]:
+    def logprobs(self, samples: list[TrainSample], max_seq_len: int | None = None) -> list[Tensor]:
         """Current-policy logprobs of each sample's trained tokens (no grad; tests, evaluation)."""
         out = []
         self.model.eval()  # no LoRA dropout
         try:
             with torch.no_grad():
                 for s in samples:
-                    (mb,) = build_micro_batches([s], 1, self.cfg.max_seq_len, self._pad_id)
+                    (mb,) = build_micro_batches([s], 1, max_seq_len or self.cfg.max_seq_len, self._pad_id)
                     lp = self._logprobs(mb, self._hidden(mb))
                     out.append(lp[0][mb.mask[0].bool().to(self.device)].cpu())
         finally:
@@ -337,6 +338,46 @@ class Trainer:
         release_free_memory()  # this step's activations: not resident through the next generation
         return metrics
 
+    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]:
+        """One supervised (cross-entropy) update on ``samples``' trained tokens: the warm start.
+
+        The loss is the mean negative logprob over every trained token of the step (at
+        temperature 1, whatever the samples say), accumulated over micro-batches into one
+        optimizer step, with the same gradient clipping as ``train_step``. Bumps ``version``.
+        ``max_seq_len`` (default ``learner.max_seq_len``): a design prompt with its whole file is
+        longer than most GRPO samples.
+        """
+        start = time.perf_counter()
+        kept = [replace(s, temperature=1.0) for s in samples if any(s.loss_mask)]
+        batches = build_micro_batches(kept, self.cfg.micro_batch, max_seq_len or self.cfg.max_seq_len, self._pad_id)
+        n_trained = sum(mb.n_trained for mb in batches)
+        if n_trained == 0:
+            return {"sft_loss": float("nan"), "sft_tokens": 0.0}
+        self.optimizer.zero_grad(set_to_none=True)
+        total = 0.0
+        for mb in batches:
+            lp = self._logprobs(mb, self._hidden(mb))
+            loss = -(lp * mb.mask.to(lp.device)).sum() / n_trained
+            loss.backward()
+            total += float(loss.detach())
+        norm = torch.nn.utils.clip_grad_norm_(self._params, self.cfg.max_grad_norm)
+        if torch.isfinite(norm):
+            self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.version += 1
+        return {
+            "sft_loss": total,
+            "sft_tokens": float(n_trained),
+            "grad_norm": float(norm),
+            "tokens_per_s": sum(int(mb.attention_mask.sum()) for mb in batches) / (time.perf_counter() - start),
+        }
+
+    def sft_loss(self, samples: list[TrainSample], max_seq_len: int | None = None) -> float:
+        """Mean negative logprob of ``samples``' trained tokens under the current weights (no update)."""
+        lps = self.logprobs([replace(s, temperature=1.0) for s in samples if any(s.loss_mask)], max_seq_len)
+        tokens = sum(int(lp.numel()) for lp in lps)
+        return -float(sum(lp.sum() for lp in lps)) / max(1, tokens)
+
     def _reference(self, mb: MicroBatch) -> Tensor:
         with torch.no_grad(), self.model.disable_adapter():
             return self._logprobs(mb, self._hidden(mb))
@@ -382,6 +423,12 @@ class Trainer:
         if not file.exists():
             raise FileNotFoundError(f"{file}: no adapter weights (expected a PEFT adapter folder)")
         self._set_adapter_state(load_file(str(file)))
+
+    def start_from(self, adapter: str | Path) -> None:
+        """The adapter folder's weights as the starting point: a fresh optimizer, version 1."""
+        self.load_adapter_weights(adapter)
+        self.optimizer = torch.optim.AdamW(self._params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        self.version = 1
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume exactly: adapter, optimizer, version, RNG states."""

@@ -44,6 +44,8 @@ from spade_async.run.checkpoint import (
     write_checkpoint,
 )
 from spade_async.run.pipeline import Pipeline
+from spade_async.run.warm_start import start_from_warm_start
+from spade_async.run.warm_start import wanted as warm_start_wanted
 from spade_async.sandbox.interface import EnvPool
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.design.corpus import Corpus
@@ -356,6 +358,9 @@ async def open_run(
                         status="retired",
                     )
                 )
+            if warm_start_wanted(cfg):  # the adapter goes live before the first design
+                line = await start_from_warm_start(cfg, engine=engine, learner=learner, run_dir=run_dir, report=report)
+                await store.record_event(None, "warmstart", line)
         closing.push_async_callback(engine.aclose)
         closing.push_async_callback(anyio.to_thread.run_sync, pipeline.close_trackers)
         yield pipeline

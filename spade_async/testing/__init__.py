@@ -185,6 +185,8 @@ class ScriptedLearner:
         self.version = 0
         self.batches: list[list[TrainSample]] = []
         self.intervals: list[tuple[float, float]] = []
+        self.started_from: Path | None = None
+        """The adapter a warm start made the starting point (``start_from``)."""
 
     def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
         start = time.perf_counter()
@@ -198,6 +200,18 @@ class ScriptedLearner:
     def save_adapter(self, path: str | Path) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)
         (Path(path) / "adapter.json").write_text(json.dumps({"version": self.version}))
+
+    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]:
+        self.batches.append(samples)
+        self.version += 1
+        return {"sft_loss": 1.0 / self.version, "sft_tokens": float(sum(sum(s.loss_mask) for s in samples))}
+
+    def sft_loss(self, samples: list[TrainSample], max_seq_len: int | None = None) -> float:
+        return 1.0 / (1 + self.version)
+
+    def start_from(self, adapter: str | Path) -> None:
+        self.started_from = Path(adapter)
+        self.version = 1
 
     def state_dict(self) -> dict[str, Any]:
         return {"version": self.version}

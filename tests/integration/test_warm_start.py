@@ -1,0 +1,129 @@
+"""The designer warm start: library, pairs from the real templates, the run starting from it,
+the cache, and a real LoRA learner whose loss on the library falls."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from spade_async.config import Config, CorpusConfig
+from spade_async.run.assemble import open_run
+from spade_async.selfplay.design.corpus import Corpus
+from spade_async.selfplay.design.designer import design_prompt
+from spade_async.testing import ScriptedEngine, ScriptedLearner
+from spade_async.warmstart import design_pair, load_library, split_library
+from spade_async.warmstart.library import LibraryError
+from spade_async.warmstart.pairs import design_job
+from tests.integration.test_pipeline import make_config
+
+pytestmark = pytest.mark.anyio
+
+
+def test_the_builtin_library_splits_the_same_way_every_time() -> None:
+    library = load_library("builtin")
+    train, held = split_library(library, 0.25)
+    assert len(library) >= 18 and train and held
+    assert {e.name for e in train} | {e.name for e in held} == {e.name for e in library}
+    again_train, _ = split_library(list(reversed(library)), 0.25)
+    assert {e.name for e in again_train} == {e.name for e in train}
+
+
+def test_a_jsonl_library_and_its_errors(tmp_path: Path) -> None:
+    good = tmp_path / "pool.jsonl"
+    code = 'SKILL = "Optimization"\nclass A:\n    pass\n'
+    good.write_text(json.dumps({"code": code, "name": "a"}) + "\n\n" + json.dumps({"code": code + "#2"}) + "\n")
+    envs = load_library(str(good))
+    assert [e.name for e in envs] == ["a", "line3"] and envs[0].skill == "Optimization"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"code": "x"}\n{"text": 1}\n')
+    with pytest.raises(LibraryError, match=r"bad.jsonl:2: expected a JSON object"):
+        load_library(str(bad))
+    with pytest.raises(LibraryError, match="not 'builtin'"):
+        load_library(str(tmp_path / "missing"))
+
+
+def test_a_pair_is_the_designers_own_prompt_then_the_file() -> None:
+    engine = ScriptedEngine()
+    library = load_library("builtin")
+    target = library[0]
+    corpus = Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0)
+    for mutation in (False, True):
+        job = design_job(
+            target,
+            library,
+            Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0),
+            random.Random(1),
+            mutation=mutation,
+        )
+        sample = design_pair(engine, target, library, corpus, random.Random(1), mutation=mutation)
+        corpus = Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0)
+        prompt = design_prompt(engine, job)
+        assert sample.input_ids[: len(prompt)] == prompt and not any(sample.loss_mask[: len(prompt)])
+        answer = engine.decode(sample.input_ids[len(prompt) :])
+        assert answer.startswith("```python\n") and target.code.strip() in answer and answer.endswith("```")
+        assert sample.input_ids[-1] == engine.eos_token_id and all(sample.loss_mask[len(prompt) :])
+        shown = job.parent.code if job.parent else job.examples[0].env.code
+        assert shown != target.code  # never trained to copy what it is shown
+
+
+def warm_config(tmp_path: Path, **warm: object) -> Config:
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=0)
+    data = cfg.model_dump()
+    data["run"]["max_steps"] = 1
+    data["warmstart"] = {"enabled": True, "steps": 3, "batch": 2, **warm}
+    return Config.model_validate(data)
+
+
+async def test_a_run_starts_from_the_warm_start_and_reuses_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPADE_ASYNC_CACHE", str(tmp_path / "cache"))
+    lines: list[str] = []
+    engine, learner = ScriptedEngine(), ScriptedLearner()
+    async with open_run(warm_config(tmp_path), engine=engine, learner=learner, report=lines.append) as pipeline:
+        run_dir = pipeline.run_dir
+        assert learner.started_from == run_dir / "warmstart" / "adapter" and learner.version == 1
+        assert engine.loaded == [(1, str(run_dir / "warmstart" / "adapter"))]  # live before the first design
+        assert len(learner.batches) == 3 and all(len(b) == 2 for b in learner.batches)
+        assert await pipeline.run(sync=True) == 1
+    manifest = json.loads((run_dir / "warmstart" / "warmstart.json").read_text())
+    assert manifest["steps"] == 3 and manifest["held_out"] and manifest["losses"]
+    assert any(line.startswith("warm start: 3 steps") for line in lines)
+
+
+async def test_a_given_adapter_is_the_starting_point_without_training(tmp_path: Path) -> None:
+    adapter = tmp_path / "given"
+    adapter.mkdir()
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    learner = ScriptedLearner()
+    cfg = warm_config(tmp_path, adapter=str(adapter))
+    async with open_run(cfg, engine=ScriptedEngine(), learner=learner, report=lambda s: None) as pipeline:
+        assert learner.batches == [] and learner.version == 1
+        assert (pipeline.run_dir / "warmstart" / "adapter" / "adapter_model.safetensors").read_bytes() == b"weights"
+
+
+def test_a_real_lora_learns_the_library(tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tiny model's LoRA: three supervised steps lower the training loss, the result is
+    written with a real adapter and is then read from the cache."""
+    from spade_async.engine.hf import HFEngine
+    from spade_async.learner.trainer import Trainer
+    from spade_async.warmstart.train import read_result, run_warm_start
+
+    cfg = Config.model_validate(
+        {
+            "model": {"name": str(tiny_model_dir), "lora_rank": 4},
+            "engine": {"max_model_len": 3072},
+            "learner": {"lr": 1e-2, "micro_batch": 2},
+            "corpus": {"max_chars": 200},
+            "warmstart": {"enabled": True, "steps": 4, "batch": 2, "lr": 1e-2},
+        }
+    )
+    engine = HFEngine(tiny_model_dir, seed=0)
+    learner = Trainer(str(tiny_model_dir), cfg.model, cfg.learner.model_copy(update={"lr": 1e-2}), seed=0)
+    result = run_warm_start(cfg, engine=engine, learner=learner, out=tmp_path / "ws", report=lambda s: None)
+    assert result.losses[-1] < result.losses[0]
+    assert result.held_out_loss_after is not None and result.held_out_loss_before is not None
+    assert read_result(tmp_path / "ws") == result
