@@ -37,6 +37,7 @@ from spade_async.cli.presets_cmd import config_list, init
 from spade_async.cli.report_cmd import report
 from spade_async.cli.steer_cmd import steer
 from spade_async.cli.usage import one_line_usage_errors
+from spade_async.cli.warmstart_cmd import warmstart
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.config.presets import resolve_config
 from spade_async.hardware.allocator import tune_malloc
@@ -242,6 +243,7 @@ cli.add_command(export)
 cli.add_command(report)
 cli.add_command(steer)
 cli.add_command(init)
+cli.add_command(warmstart)
 cli.add_command(setup_model)
 config.add_command(config_list)
 

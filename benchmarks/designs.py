@@ -1,0 +1,193 @@
+"""Designer admission on the embedded model: admitted fraction (95% Wilson interval) per setting.
+
+What it measures, for each setting, over ``--designs`` designs (half fresh, half mutation,
+skills in rotation, corpus documents drawn in order, the run's designer prompts and sampling):
+
+- admitted designs, the fraction and its 95% Wilson interval;
+- where the others stopped (the admission stage of ``selfplay.design.progress``);
+- completion tokens and seconds per design and per admitted design;
+- completions the loop check stopped (``finish_reason = "loop"``) and the tokens that saved,
+  counted as ``max_new_tokens`` minus what they generated (a loop runs to the limit otherwise;
+  seconds saved from the same run's decode rate);
+- for admitted designs, the similarity (``difflib`` ratio) to the nearest library file, so a
+  warm start that only re-emits library files with new constants shows as such (1.0 = a
+  copy; the copy rule still rejects exact copies of memory, not near-copies).
+
+Settings: ``base`` (the embedded model, today's prompts), ``warm`` (the warm start of the
+config, trained first or read from its cache). Designs are validated in the real sandbox.
+
+Usage: ``python benchmarks/designs.py [--config tiny_designer] [--designs 64]
+[--settings base,warm] [--loop-ngram 32] [--out docs/designs.md]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import platform
+import random
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from scipy.stats import binomtest
+
+from spade_async.config import Config, load_config
+from spade_async.config.presets import resolve_config
+from spade_async.engine.base import Engine, Sampling
+from spade_async.engine.embedded import cache_root, resolve_model_path
+from spade_async.engine.factory import build_engine
+from spade_async.engine.loops import LOOP
+from spade_async.memory.records import EnvRecord
+from spade_async.memory.retrieval import Example
+from spade_async.run.assemble import build_learner, preflight
+from spade_async.sandbox.pool import SandboxPool
+from spade_async.selfplay.design.corpus import Corpus
+from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.design.progress import N_STAGES, STAGES
+from spade_async.selfplay.prompts import MUTATIONS
+from spade_async.warmstart.library import LibraryEnv, load_library
+from spade_async.warmstart.train import ADAPTER, read_result, run_warm_start, warm_start_key
+
+
+@dataclass
+class Tally:
+    setting: str
+    designs: list[Design] = field(default_factory=list)
+    seconds: float = 0.0
+    similarity: list[float] = field(default_factory=list)
+
+    @property
+    def admitted(self) -> int:
+        return sum(d.admitted for d in self.designs)
+
+
+def jobs(n: int, library: list[LibraryEnv], corpus: Corpus, rng: random.Random) -> list[DesignJob]:
+    skills = sorted({e.skill for e in library})
+    out = []
+    for i in range(n):
+        skill = skills[i % len(skills)]
+        same = [e for e in library if e.skill == skill] or library
+        shown = EnvRecord(code=rng.choice(same).code, domain="games", skill=skill, origin="seed", created_step=0)
+        if i % 2:
+            out.append(DesignJob(skill, corpus.next(), "mutation", parent=shown, change=rng.choice(MUTATIONS)))
+        else:
+            out.append(DesignJob(skill, corpus.next(), "fresh", examples=[Example(shown, "model")]))
+    return out
+
+
+async def measure(setting: str, engine: Engine, cfg: Config, library: list[LibraryEnv], n: int) -> Tally:
+    corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
+    todo = jobs(n, library, corpus, random.Random(cfg.run.seed))
+    tally = Tally(setting)
+    designer = Sampling.from_config(cfg.engine.designer)
+    hint = Sampling.from_config(cfg.engine.hint)
+    t0 = time.perf_counter()
+    async with await SandboxPool.start(cfg.sandbox) as pool:
+
+        async def one(i: int, job: DesignJob) -> None:
+            d = await design_environment(
+                engine,
+                pool,
+                job,
+                designer_sampling=designer,
+                hint_sampling=hint,
+                max_turns=cfg.selfplay.max_turns,
+                repair_turns=0,
+                separate_hint_call=cfg.selfplay.separate_hint_call,
+                max_model_len=engine.max_model_len,
+                rng=random.Random(i),
+            )
+            tally.designs.append(d)
+            if d.admitted and d.code:
+                tally.similarity.append(max(difflib.SequenceMatcher(None, d.code, e.code).ratio() for e in library))
+            print(
+                f"  [{setting}] {len(tally.designs)}/{n} {job.origin:8s} admitted={d.admitted} "
+                f"tokens={len(d.completion.token_ids)} {d.completion.finish_reason} {(d.reasons or [''])[0][:60]}",
+                flush=True,
+            )
+
+        async with anyio.create_task_group() as tg:
+            for i, job in enumerate(todo):
+                tg.start_soon(one, i, job)
+    tally.seconds = time.perf_counter() - t0
+    return tally
+
+
+def warm_adapter(cfg: Config, model_path: str) -> Path:
+    library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
+    folder = cache_root() / "warmstart" / warm_start_key(cfg, library)
+    if read_result(folder) is None:
+        placement = preflight(cfg)
+        engine = build_engine(cfg, model_path, placement)
+        learner = build_learner(cfg, model_path, placement)
+        print(run_warm_start(cfg, engine=engine, learner=learner, out=folder, report=print).describe(), flush=True)
+        anyio.run(engine.aclose)
+    return folder / ADAPTER
+
+
+def row(t: Tally, max_new: int) -> str:
+    n, k = len(t.designs), t.admitted
+    ci = binomtest(k, n).proportion_ci(method="wilson") if n else None
+    tokens = [len(d.completion.token_ids) for d in t.designs]
+    loops = [d for d in t.designs if d.completion.finish_reason == LOOP]
+    saved = sum(max_new - len(d.completion.token_ids) for d in loops)
+    rate = sum(tokens) / t.seconds if t.seconds else 0.0
+    per_admitted = f"{t.seconds / k:.0f} s, {sum(tokens) / k:.0f} tok" if k else "none admitted"
+    sim = f"{statistics.median(t.similarity):.2f} (max {max(t.similarity):.2f})" if t.similarity else "-"
+    interval = f"[{ci.low:.2f}, {ci.high:.2f}]" if ci else "-"
+    return (
+        f"| {t.setting} | {k}/{n} = {k / n:.2f} {interval} | {statistics.mean(tokens):.0f} | "
+        f"{t.seconds / n:.1f} | {per_admitted} | {len(loops)} ({saved} tok, ~{saved / rate if rate else 0:.0f} s) | {sim} |"
+    )
+
+
+def stages(t: Tally) -> str:
+    counts = Counter(min(d.first_stage, N_STAGES) for d in t.designs)
+    names = [*STAGES, "admitted"]
+    return f"{t.setting}: " + ", ".join(f"{names[s]}: {counts[s]}" for s in sorted(counts))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default="tiny_designer")
+    ap.add_argument("--designs", type=int, default=64)
+    ap.add_argument("--settings", default="base,warm")
+    ap.add_argument("--loop-ngram", type=int, default=None, help="override engine.designer.loop_ngram (0: off)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the table (markdown) here")
+    args = ap.parse_args()
+    overrides = [] if args.loop_ngram is None else [f"engine.designer.loop_ngram={args.loop_ngram}"]
+    cfg = load_config(resolve_config(args.config), overrides)
+    model_path = resolve_model_path(cfg.model.name)
+    library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
+    tallies = []
+    for setting in args.settings.split(","):
+        engine = build_engine(cfg, model_path, preflight(cfg))
+        if setting == "warm":
+            anyio.run(engine.load_adapter, 1, str(warm_adapter(cfg, model_path)))
+        elif setting != "base":
+            raise SystemExit(f"unknown setting {setting!r}; choose from base, warm")
+        tallies.append(anyio.run(measure, setting, engine, cfg, library, args.designs))
+        anyio.run(engine.aclose)
+    max_new = cfg.engine.designer.max_new_tokens
+    lines = [
+        f"Designs on {cfg.model.name}, config {args.config}, {args.designs} per setting, designer T "
+        f"{cfg.engine.designer.temperature}, max_new_tokens {max_new}, loop check {cfg.engine.designer.loop_ngram}"
+        f"; {platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}",
+        "",
+        "| setting | admitted (95% Wilson) | tokens / design | s / design | per admitted design | loop-stopped (saved) | similarity to nearest library file, median |",
+        "|---|---|---|---|---|---|---|",
+        *(row(t, max_new) for t in tallies),
+        "",
+        *("- " + stages(t) for t in tallies),
+    ]
+    print("\n".join(lines))
+    if args.out is not None:
+        args.out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

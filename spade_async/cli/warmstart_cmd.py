@@ -1,0 +1,60 @@
+"""``spade-async warmstart CONFIG``: run the config's designer warm start on its own.
+
+Why a command beside ``run``: a warm start takes minutes on a CPU; running it once writes the
+result to the cache a run with the same settings then starts from (or to ``--out``, for
+``warmstart.adapter`` in other configs), and prints what it learned (loss on the library and
+on its held-out part) before a run is spent on it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import click
+
+from spade_async.config import Config
+
+
+@click.command("warmstart")
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config value (TOML syntax).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also copy the result (adapter/ and warmstart.json) to this folder.",
+)
+def warmstart(config_path: str, overrides: tuple[str, ...], out: str | None) -> None:
+    """Train the designer warm start of CONFIG (its [warmstart] section) and cache it."""
+    from spade_async.cli.app import _load_or_exit
+
+    cfg = _load_or_exit(config_path, overrides)
+    line, folder = _train(cfg.model_copy(update={"warmstart": cfg.warmstart.model_copy(update={"enabled": True})}))
+    click.echo(line)
+    if out is not None:
+        shutil.copytree(folder, Path(out), dirs_exist_ok=True)
+        click.echo(f"wrote {out}")
+
+
+def _train(cfg: Config) -> tuple[str, Path]:
+    from spade_async.engine.embedded import cache_root, resolve_model_path
+    from spade_async.engine.factory import build_engine
+    from spade_async.run.assemble import build_learner, preflight
+    from spade_async.warmstart.library import load_library
+    from spade_async.warmstart.train import read_result, run_warm_start, warm_start_key
+
+    placement = preflight(cfg)
+    folder = cache_root() / "warmstart" / warm_start_key(cfg, load_library(cfg.warmstart.library, cfg.selfplay.domain))
+    cached = read_result(folder)
+    if cached is not None:
+        return f"{cached.describe()} (already in the cache, {folder})", folder
+    model_path = resolve_model_path(cfg.model.name)
+    engine = build_engine(cfg, model_path, placement)
+    learner = build_learner(cfg, model_path, placement)
+    try:
+        result = run_warm_start(cfg, engine=engine, learner=learner, out=folder, report=click.echo)
+    finally:
+        anyio.run(engine.aclose)
+    return f"{result.describe()}; cached in {folder}", folder
