@@ -14,7 +14,9 @@ from pathlib import Path
 import anyio
 import click
 
-from spade_async.config import Config
+from spade_async.cli.errors import UsageProblem
+from spade_async.config import Config, ConfigError, load_config
+from spade_async.config.presets import resolve_config
 
 
 @click.command("warmstart")
@@ -28,14 +30,20 @@ from spade_async.config import Config
 )
 def warmstart(config_path: str, overrides: tuple[str, ...], out: str | None) -> None:
     """Train the designer warm start of CONFIG (its [warmstart] section) and cache it."""
-    from spade_async.cli.app import _load_or_exit
-
-    cfg = _load_or_exit(config_path, overrides)
+    cfg = _config(config_path, overrides)
     line, folder = _train(cfg.model_copy(update={"warmstart": cfg.warmstart.model_copy(update={"enabled": True})}))
     click.echo(line)
     if out is not None:
         shutil.copytree(folder, Path(out), dirs_exist_ok=True)
         click.echo(f"wrote {out}")
+
+
+def _config(path: str, overrides: tuple[str, ...]) -> Config:
+    """A config file or a preset by name (`tiny_designer`), as `run` reads it."""
+    try:
+        return load_config(resolve_config(path), list(overrides))
+    except ConfigError as exc:
+        raise UsageProblem(str(exc)) from None
 
 
 def _train(cfg: Config) -> tuple[str, Path]:
