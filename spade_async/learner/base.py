@@ -23,7 +23,9 @@ class Learner(Protocol):
 
     def save_adapter(self, path: str | Path) -> None: ...
 
-    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]:
+    def supervised_step(
+        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+    ) -> dict[str, float]:
         """One cross-entropy update on the samples' trained tokens (the warm start); ``sft_loss`` in the result."""
         ...
 

@@ -338,16 +338,21 @@ class Trainer:
         release_free_memory()  # this step's activations: not resident through the next generation
         return metrics
 
-    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]:
+    def supervised_step(
+        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+    ) -> dict[str, float]:
         """One supervised (cross-entropy) update on ``samples``' trained tokens: the warm start.
 
         The loss is the mean negative logprob over every trained token of the step (at
         temperature 1, whatever the samples say), accumulated over micro-batches into one
         optimizer step, with the same gradient clipping as ``train_step``. Bumps ``version``.
         ``max_seq_len`` (default ``learner.max_seq_len``): a design prompt with its whole file is
-        longer than most GRPO samples.
+        longer than most GRPO samples. ``lr`` (default ``learner.lr``): the warm start's own rate
+        (``start_from`` puts the run's back with a fresh optimizer).
         """
         start = time.perf_counter()
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.cfg.lr if lr is None else lr
         kept = [replace(s, temperature=1.0) for s in samples if any(s.loss_mask)]
         batches = build_micro_batches(kept, self.cfg.micro_batch, max_seq_len or self.cfg.max_seq_len, self._pad_id)
         n_trained = sum(mb.n_trained for mb in batches)

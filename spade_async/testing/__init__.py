@@ -186,6 +186,7 @@ class ScriptedLearner:
         self.batches: list[list[TrainSample]] = []
         self.intervals: list[tuple[float, float]] = []
         self.started_from: Path | None = None
+        self.sft_lrs: list[float | None] = []
         """The adapter a warm start made the starting point (``start_from``)."""
 
     def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
@@ -201,8 +202,11 @@ class ScriptedLearner:
         Path(path).mkdir(parents=True, exist_ok=True)
         (Path(path) / "adapter.json").write_text(json.dumps({"version": self.version}))
 
-    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]:
+    def supervised_step(
+        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+    ) -> dict[str, float]:
         self.batches.append(samples)
+        self.sft_lrs.append(lr)
         self.version += 1
         return {"sft_loss": 1.0 / self.version, "sft_tokens": float(sum(sum(s.loss_mask) for s in samples))}
 

@@ -35,7 +35,9 @@ class SupervisedLearner(Protocol):
 
     version: int
 
-    def supervised_step(self, samples: list[TrainSample], max_seq_len: int | None = None) -> dict[str, float]: ...
+    def supervised_step(
+        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+    ) -> dict[str, float]: ...
 
     def sft_loss(self, samples: list[TrainSample], max_seq_len: int | None = None) -> float: ...
 
@@ -135,7 +137,7 @@ def run_warm_start(
         result.held_out_loss_before = learner.sft_loss(probe, max_len)
     for step in range(ws.steps):
         batch = [pair(rng.choice(train), rng.random() < ws.mutation_fraction, train) for _ in range(ws.batch)]
-        stats = learner.supervised_step(batch, max_len)
+        stats = learner.supervised_step(batch, max_len, ws.lr)
         result.losses.append(round(float(stats["sft_loss"]), 4))
         report(f"warm start step {step + 1}/{ws.steps}: loss {stats['sft_loss']:.3f} ({time.perf_counter() - t0:.0f}s)")
     if probe:

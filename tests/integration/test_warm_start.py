@@ -88,6 +88,7 @@ async def test_a_run_starts_from_the_warm_start_and_reuses_the_cache(
         assert learner.started_from == run_dir / "warmstart" / "adapter" and learner.version == 1
         assert engine.loaded == [(1, str(run_dir / "warmstart" / "adapter"))]  # live before the first design
         assert len(learner.batches) == 3 and all(len(b) == 2 for b in learner.batches)
+        assert learner.sft_lrs == [warm_config(tmp_path).warmstart.lr] * 3  # the warm start's own rate
         assert await pipeline.run(sync=True) == 1
     manifest = json.loads((run_dir / "warmstart" / "warmstart.json").read_text())
     assert manifest["steps"] == 3 and manifest["held_out"] and manifest["losses"]
