@@ -62,6 +62,7 @@ from spade_async.tracking.names import namespaced
 from spade_async.tracking.sinks import make_sinks
 from spade_async.util.failpoints import failpoint
 from spade_async.util.steps import shown
+from spade_async.warmstart.library import warm_start_library_keys
 
 Reporter = Callable[[str], None]
 
@@ -128,6 +129,7 @@ class Pipeline:
             seeds=seeds,
             embedder=embedder,
             report=report if "console" in cfg.log.backends else None,
+            library_keys=warm_start_library_keys(cfg),
         )
         self.steering = Steering(
             cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats

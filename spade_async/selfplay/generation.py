@@ -65,7 +65,7 @@ def duplicate_keepers(designs: list[Design]) -> dict[str, int]:
     return keepers
 
 
-def reject_copies(designs: list[Design], known: set[str]) -> None:
+def reject_copies(designs: list[Design], known: set[str], library: frozenset[str] = frozenset()) -> None:
     """Mark every design that copies its prompt's code or ``known`` (memory) as a copy, not admitted.
 
     Rejected designs are checked too: their row would otherwise overwrite the original's.
@@ -74,7 +74,7 @@ def reject_copies(designs: list[Design], known: set[str]) -> None:
         if not d.code:
             continue
         shown = [ex.env.code for ex in d.job.examples] + ([d.job.parent.code] if d.job.parent else [])
-        why = copy_reason(d.code, shown=shown, known=known)
+        why = copy_reason(d.code, shown=shown, known=known, library=library)
         if why:
             d.admitted = False
             d.reasons.append(why)
@@ -96,8 +96,11 @@ class EnvGenerator:
         seeds: list[SeedEnv],
         embedder: TextEmbedder | None = None,
         report: Callable[[str], None] | None = None,
+        library_keys: frozenset[str] = frozenset(),
     ) -> None:
         self.cfg = cfg
+        self.library_keys = library_keys
+        """``code_key`` of every file the warm start trained on: re-emitting one is a copy."""
         self.report = report
         """Where each design's verdict is printed (the console); None prints nothing."""
         self._told_small = False
@@ -144,7 +147,7 @@ class EnvGenerator:
             return {"valid_fraction": math.nan, **await self._diversity()}, designer_samples
         designs = await self._run_designs(step)
         self.known.refresh(await self.store.environment_codes(self.sp.domain))
-        reject_copies(designs, self.known.keys())
+        reject_copies(designs, self.known.keys(), self.library_keys)
         keepers = duplicate_keepers(designs)
         carried = {e.env_id for e in self.curriculum.live}  # pinned environments (selfplay.steering)
         for i, d in enumerate(designs):

@@ -14,7 +14,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from spade_async.config import Config
 from spade_async.envs.seeds import load_env_folder, load_seeds, string_constants
+from spade_async.selfplay.design.novelty import code_key
 from spade_async.util.errors import UserError
 
 
@@ -88,3 +90,11 @@ def split_library(envs: list[LibraryEnv], share: float) -> tuple[list[LibraryEnv
 def library_fingerprint(envs: list[LibraryEnv]) -> str:
     """sha256 over the library's files (order-independent)."""
     return hashlib.sha256("".join(sorted(e.key for e in envs)).encode()).hexdigest()
+
+
+def warm_start_library_keys(cfg: Config) -> frozenset[str]:
+    """The copy-rule keys (``selfplay.design.novelty.code_key``) of the library a run's warm
+    start trains on; empty without a warm start (or when it starts from a given adapter)."""
+    if not cfg.warmstart.enabled or cfg.warmstart.adapter is not None:
+        return frozenset()
+    return frozenset(code_key(e.code) for e in load_library(cfg.warmstart.library, cfg.selfplay.domain))

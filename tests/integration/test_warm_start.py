@@ -128,3 +128,23 @@ def test_a_real_lora_learns_the_library(tiny_model_dir: Path, tmp_path: Path, mo
     assert result.losses[-1] < result.losses[0]
     assert result.held_out_loss_after is not None and result.held_out_loss_before is not None
     assert read_result(tmp_path / "ws") == result
+
+
+async def test_re_emitting_a_library_file_is_a_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy rule covers the files the policy was warm-started on (the wire: the run's generator has their keys)."""
+    from spade_async.selfplay.design.novelty import code_key, copy_reason
+
+    monkeypatch.setenv("SPADE_ASYNC_CACHE", str(tmp_path / "cache"))
+    library = load_library("builtin")
+    async with open_run(
+        warm_config(tmp_path), engine=ScriptedEngine(), learner=ScriptedLearner(), report=lambda s: None
+    ) as pipeline:
+        keys = pipeline.generator.library_keys
+    assert keys == {code_key(e.code) for e in library}
+    reformatted = "# a comment\n" + library[3].code.replace("\n\n", "\n")
+    assert copy_reason(reformatted, shown=[], known=set(), library=keys) == (
+        "copy of a warm-start library file (the designer is rewarded for new environments)"
+    )
+    assert (
+        copy_reason(library[3].code.replace("max_turns", "max_turn_count"), shown=[], known=set(), library=keys) is None
+    )

@@ -77,11 +77,16 @@ class KnownCodes:
         return set(self._by_id.values())
 
 
-def copy_reason(code: str, *, shown: Iterable[str], known: set[str]) -> str | None:
-    """Why ``code`` is not new (None when it is): a copy of code shown in its prompt, or of memory."""
+def copy_reason(
+    code: str, *, shown: Iterable[str], known: set[str], library: frozenset[str] = frozenset()
+) -> str | None:
+    """Why ``code`` is not new (None when it is): a copy of code shown in its prompt, of memory,
+    or of a file of the warm-start library the policy was trained on (``library``: their keys)."""
     key = code_key(code)
     if any(code_key(s) == key for s in shown):
         return "copy of an environment shown in its prompt (the designer is rewarded for new environments)"
     if key in known:
         return "copy of an environment already in memory (the designer is rewarded for new environments)"
+    if key in library:
+        return "copy of a warm-start library file (the designer is rewarded for new environments)"
     return None
