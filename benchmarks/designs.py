@@ -38,7 +38,7 @@ from scipy.stats import binomtest
 from spade_async.config import Config, load_config
 from spade_async.config.presets import resolve_config
 from spade_async.engine.base import Engine, Sampling
-from spade_async.engine.embedded import cache_root, resolve_model_path
+from spade_async.engine.embedded import resolve_model_path
 from spade_async.engine.factory import build_engine
 from spade_async.engine.loops import LOOP
 from spade_async.memory.records import EnvRecord
@@ -50,7 +50,7 @@ from spade_async.selfplay.design.designer import Design, DesignJob, design_envir
 from spade_async.selfplay.design.progress import N_STAGES, STAGES
 from spade_async.selfplay.prompts import MUTATIONS
 from spade_async.warmstart.library import LibraryEnv, load_library
-from spade_async.warmstart.train import ADAPTER, read_result, run_warm_start, warm_start_key
+from spade_async.warmstart.train import ADAPTER, cached_folder, read_result, run_warm_start
 
 
 @dataclass
@@ -118,8 +118,7 @@ async def measure(setting: str, engine: Engine, cfg: Config, library: list[Libra
 
 
 def warm_adapter(cfg: Config, model_path: str) -> Path:
-    library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
-    folder = cache_root() / "warmstart" / warm_start_key(cfg, library)
+    folder = cached_folder(cfg)
     if read_result(folder) is None:
         placement = preflight(cfg)
         engine = build_engine(cfg, model_path, placement)

@@ -47,14 +47,13 @@ def _config(path: str, overrides: tuple[str, ...]) -> Config:
 
 
 def _train(cfg: Config) -> tuple[str, Path]:
-    from spade_async.engine.embedded import cache_root, resolve_model_path
+    from spade_async.engine.embedded import resolve_model_path
     from spade_async.engine.factory import build_engine
     from spade_async.run.assemble import build_learner, preflight
-    from spade_async.warmstart.library import load_library
-    from spade_async.warmstart.train import read_result, run_warm_start, warm_start_key
+    from spade_async.warmstart.train import cached_folder, read_result, run_warm_start
 
     placement = preflight(cfg)
-    folder = cache_root() / "warmstart" / warm_start_key(cfg, load_library(cfg.warmstart.library, cfg.selfplay.domain))
+    folder = cached_folder(cfg)
     cached = read_result(folder)
     if cached is not None:
         return f"{cached.describe()} (already in the cache, {folder})", folder

@@ -19,17 +19,15 @@ import anyio
 
 from spade_async.config import Config
 from spade_async.engine.base import Engine
-from spade_async.engine.embedded import cache_root
 from spade_async.learner.base import Learner
 from spade_async.util.errors import UserError
-from spade_async.warmstart.library import load_library
 from spade_async.warmstart.train import (
     ADAPTER,
     MANIFEST,
     SupervisedLearner,
+    cached_folder,
     read_result,
     run_warm_start,
-    warm_start_key,
 )
 
 FOLDER = "warmstart"
@@ -59,8 +57,7 @@ def _prepare(
         shutil.copytree(source, target / ADAPTER)
         (target / MANIFEST).write_text(json.dumps({"adapter": str(source)}, indent=1) + "\n")
         return f"warm start: starting from the adapter {source}"
-    key = warm_start_key(cfg, load_library(cfg.warmstart.library, cfg.selfplay.domain))
-    cached = cache_root() / "warmstart" / key
+    cached = cached_folder(cfg)
     result = read_result(cached)
     if result is None:
         report(f"warm start: training on the {cfg.warmstart.library} library ({cfg.warmstart.steps} steps) ...")

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from spade_async.config import Config
 from spade_async.engine.base import Engine
+from spade_async.engine.embedded import cache_root
 from spade_async.learner.samples import TrainSample
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.warmstart.library import LibraryEnv, library_fingerprint, load_library, split_library
@@ -89,6 +90,12 @@ def warm_start_key(cfg: Config, library: list[LibraryEnv]) -> str:
         "format": FORMAT_VERSION,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def cached_folder(cfg: Config) -> Path:
+    """Where the warm start of ``cfg`` is cached: its key under ``~/.cache/spade-async/warmstart``."""
+    library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
+    return cache_root() / "warmstart" / warm_start_key(cfg, library)
 
 
 def read_result(folder: Path) -> WarmStartResult | None:
