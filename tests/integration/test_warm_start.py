@@ -148,3 +148,24 @@ async def test_re_emitting_a_library_file_is_a_copy(tmp_path: Path, monkeypatch:
     assert (
         copy_reason(library[3].code.replace("max_turns", "max_turn_count"), shown=[], known=set(), library=keys) is None
     )
+
+
+async def test_a_run_rejects_a_design_that_re_emits_a_library_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wire through the generator: a designer that writes a library file back is a copy."""
+    from spade_async.envs.seeds import load_seeds
+
+    monkeypatch.setenv("SPADE_ASYNC_CACHE", str(tmp_path / "cache"))
+    easy = load_seeds("easy")[0].source  # in the library, not in this run's (standard-tier) memory
+    cfg = make_config(tmp_path, envs_per_step=4, plays=2, hinted_plays=0, fixed_pool=None)
+    data = cfg.model_dump()
+    data["run"]["max_steps"] = 1
+    data["warmstart"] = {"enabled": True, "steps": 1, "batch": 1}
+    engine = ScriptedEngine(policies={"designer": lambda p, r: f"```python\n{easy}```"})
+    lines: list[str] = []
+    async with open_run(
+        Config.model_validate(data), engine=engine, learner=ScriptedLearner(), report=lines.append
+    ) as pipeline:
+        assert await pipeline.run(sync=True) == 1
+    assert any("copy of a warm-start library file" in line for line in lines), lines[-12:]
