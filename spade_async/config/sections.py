@@ -503,8 +503,13 @@ class WarmStartConfig(Section):
     lr: float = Field(default=1e-3, gt=0.0)
     """Learning rate of the warm start (the run's own `learner.lr` applies afterwards)."""
     mutation_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
-    """Share of pairs rendered with the mutation template (a parent from the library, the target
-    a different library file of the same skill when there is one)."""
+    """Share of pairs rendered with the mutation template (see `mutation_targets`)."""
+    mutation_targets: Literal["variant", "other_file"] = "variant"
+    """The answer of a mutation pair. `variant`: the parent's own file with a rule-made change
+    to its numbers (more or fewer turns, a larger or smaller hidden range) and the run's own
+    instruction for that change, so the model learns to copy and edit what it is shown.
+    `other_file`: a different library file of the parent's skill (the earlier behaviour, and
+    the fallback where no rule applies). Measured effect: docs/designs.md."""
     adapter: str | None = None
     """Start from this PEFT adapter folder (a previous warm start's `adapter/`) instead of
     training; the library settings are then unused."""

@@ -7,9 +7,12 @@ the target is the file in the one ```` ```python ```` block the parser reads, th
 
 - fresh: the target's skill, a corpus document, one *other* library file as the example
   (so the model learns to write a new file, not to copy the one it is shown);
-- mutation: a parent from the library (of the target's skill when there is another), a change
-  from ``prompts.MUTATIONS``, and the target a different file (the library has no ground-truth
-  mutations; a different file of the same skill is the nearest honest target).
+- mutation, ``mutation_targets = "variant"`` (default): the parent is the target's library
+  file and the answer a rule-made mutation of it with the run's own instruction for that change
+  (``variants``): ground truth a small model can learn, since it copies what it is shown;
+- mutation, ``mutation_targets = "other_file"``: a parent from the library (of the target's
+  skill when there is another), a change from ``prompts.MUTATIONS``, and the target a different
+  file (no rule applies, or the switch says so: the nearest honest target without a rule).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import DesignJob, design_prompt
 from spade_async.selfplay.prompts import MUTATIONS, TOOL_USE_MUTATIONS
 from spade_async.warmstart.library import LibraryEnv
+from spade_async.warmstart.variants import rule_mutation
 
 
 def _record(env: LibraryEnv, domain: str) -> EnvRecord:
@@ -58,9 +62,9 @@ def design_job(
     )
 
 
-def target_ids(engine: Engine, env: LibraryEnv) -> list[int]:
-    """The completion the designer should write for ``env``: one python block, then EOS."""
-    return [*engine.encode("```python\n" + env.code.strip("\n") + "\n```"), engine.eos_token_id]
+def target_ids(engine: Engine, code: str) -> list[int]:
+    """The completion the designer should write for ``code``: one python block, then EOS."""
+    return [*engine.encode("```python\n" + code.strip("\n") + "\n```"), engine.eos_token_id]
 
 
 def design_pair(
@@ -72,10 +76,25 @@ def design_pair(
     *,
     mutation: bool,
     domain: str = "games",
+    mutation_targets: str = "variant",
 ) -> TrainSample:
     """One supervised sample: the rendered prompt (not trained on), then the target file."""
-    prompt = design_prompt(engine, design_job(target, library, corpus, rng, mutation=mutation, domain=domain))
-    answer = target_ids(engine, target)
+    variant = rule_mutation(target.code, rng) if mutation and mutation_targets == "variant" else None
+    if variant is not None:
+        job = DesignJob(
+            target.skill,
+            corpus.next(),
+            "mutation",
+            parent=_record(target, domain),
+            change=variant.change,
+            domain=domain,
+        )
+        code = variant.code
+    else:
+        job = design_job(target, library, corpus, rng, mutation=mutation, domain=domain)
+        code = target.code
+    prompt = design_prompt(engine, job)
+    answer = target_ids(engine, code)
     return TrainSample(
         role="designer",
         input_ids=prompt + answer,

@@ -83,7 +83,7 @@ def warm_start_key(cfg: Config, library: list[LibraryEnv]) -> str:
         "model": cfg.model.name,
         "lora": [cfg.model.lora_rank, cfg.model.lora_alpha, sorted(cfg.model.lora_targets), cfg.model.qlora],
         "library": library_fingerprint(library),
-        "settings": [ws.held_out, ws.steps, ws.batch, ws.lr, ws.mutation_fraction],
+        "settings": [ws.held_out, ws.steps, ws.batch, ws.lr, ws.mutation_fraction, ws.mutation_targets],
         "corpus": [cfg.corpus.source, cfg.corpus.max_chars],
         "domain": cfg.selfplay.domain,
         "seed": cfg.run.seed,
@@ -128,7 +128,9 @@ def run_warm_start(
     max_len = cfg.engine.max_model_len
 
     def pair(target: LibraryEnv, mutation: bool, pool: list[LibraryEnv]) -> TrainSample:
-        return design_pair(engine, target, pool, corpus, rng, mutation=mutation, domain=domain)
+        return design_pair(
+            engine, target, pool, corpus, rng, mutation=mutation, domain=domain, mutation_targets=ws.mutation_targets
+        )
 
     probe = [pair(e, m, library) for e in held for m in (False, True)]
     result = WarmStartResult(

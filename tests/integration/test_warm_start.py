@@ -3,6 +3,7 @@ the cache, and a real LoRA learner whose loss on the library falls."""
 
 from __future__ import annotations
 
+import ast
 import json
 import random
 from pathlib import Path
@@ -13,10 +14,12 @@ from spade_async.config import Config, CorpusConfig
 from spade_async.run.assemble import open_run
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import design_prompt
+from spade_async.selfplay.design.novelty import code_key
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from spade_async.warmstart import design_pair, load_library, split_library
 from spade_async.warmstart.library import LibraryError
 from spade_async.warmstart.pairs import design_job
+from spade_async.warmstart.variants import FEWER, MORE, SMALLER
 from tests.integration.test_pipeline import make_config
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +61,9 @@ def test_a_pair_is_the_designers_own_prompt_then_the_file() -> None:
             random.Random(1),
             mutation=mutation,
         )
-        sample = design_pair(engine, target, library, corpus, random.Random(1), mutation=mutation)
+        sample = design_pair(
+            engine, target, library, corpus, random.Random(1), mutation=mutation, mutation_targets="other_file"
+        )
         corpus = Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0)
         prompt = design_prompt(engine, job)
         assert sample.input_ids[: len(prompt)] == prompt and not any(sample.loss_mask[: len(prompt)])
@@ -67,6 +72,22 @@ def test_a_pair_is_the_designers_own_prompt_then_the_file() -> None:
         assert sample.input_ids[-1] == engine.eos_token_id and all(sample.loss_mask[len(prompt) :])
         shown = job.parent.code if job.parent else job.examples[0].env.code
         assert shown != target.code  # never trained to copy what it is shown
+
+
+def test_a_variant_mutation_pair_shows_the_parent_and_answers_its_rule_made_child() -> None:
+    engine = ScriptedEngine()
+    library = load_library("builtin")
+    corpus = Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0)
+    for target in library:
+        sample = design_pair(engine, target, library, corpus, random.Random(3), mutation=True)
+        text = engine.decode(sample.input_ids)
+        split = sum(1 for m in sample.loss_mask if not m)
+        prompt, answer = engine.decode(sample.input_ids[:split]), engine.decode(sample.input_ids[split:])
+        assert target.code.strip() in prompt  # the parent is shown ...
+        child = answer.removeprefix("```python\n").removesuffix("```")
+        assert code_key(child) != code_key(target.code)  # ... and the answer is not a copy of it
+        ast.parse(child)
+        assert any(change in text for change in (MORE, FEWER, SMALLER))
 
 
 def warm_config(tmp_path: Path, **warm: object) -> Config:
