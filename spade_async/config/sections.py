@@ -61,7 +61,10 @@ class ModelConfig(Section):
     name: str = EMBEDDED_MODEL
     """HF hub id or local folder of the base model, or `embedded:smollm2-135m-instruct` (no download)."""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    """Weights dtype; `auto` is float32 on CPU and bfloat16 on CUDA."""
+    """Weights dtype of the base model (engine and learner); `auto` is bfloat16 on CUDA and on a
+    CPU with bf16 instructions (`avx512_bf16` or `amx_bf16`, read from the CPU's flags at start-up
+    and printed), float32 on any other CPU. LoRA weights, optimizer state and log-softmax stay
+    float32 whatever this says."""
     lora_rank: int = Field(default=16, gt=0, le=512)
     """LoRA rank. With `engine.backend = "vllm"` it must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512."""
     lora_alpha: int = Field(default=32, gt=0)

@@ -27,6 +27,12 @@ Choices and deviations:
   epoch whose gradient norm is not finite skips its optimizer step (``nonfinite_skipped``).
 - ``tokens_per_s`` counts every non-padding token that went through the forward (prompt and
   observation tokens included) per second of the whole step; ``tokens`` is trained tokens.
+- Dtypes: the frozen base is held and computed in ``model.dtype`` (``auto``: bf16 on CUDA and
+  on a CPU with bf16 instructions, ``hardware.device``); the LoRA weights, their gradients
+  and Adam's moments stay float32 (peft upcasts adapter weights over a bf16 base: an update
+  of ~lr on a weight stored in bf16 would be rounded away at its 2^-8 relative precision),
+  and the log-softmax over the vocabulary runs in float32 (``grpo.selected_logprobs``). A
+  bf16 step's loss and gradients match a float32 step's (tests/integration/test_bf16.py).
 - Engine/learner agreement: on the tokens generated under the adapter the learner holds at
   the start of the step (same weights on both sides), epoch 0 compares the learner's
   logprob with the engine's behaviour logprob: ``onpolicy_lp_absdiff_mean`` / ``_p99`` and

@@ -30,6 +30,7 @@ from spade_async.engine.embedded import (
 )
 from spade_async.engine.factory import build_engine
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
+from spade_async.hardware.device import describe_dtype
 from spade_async.hardware.gpu import cuda_device_count
 from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
 from spade_async.learner.base import Learner
@@ -296,7 +297,8 @@ async def open_run(
                     f"placement: {line}"
                     + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else "")
                 )
-            report(f"loading model {cfg.model.name} ...")
+            learner_device = "cpu" if placement.learner_gpu is None else "cuda"
+            report(f"loading model {cfg.model.name} ({describe_dtype(cfg.model.dtype, learner_device)}) ...")
             model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
             if engine is None:  # first: its processes start before this one initialises CUDA
                 engine = await start_engine(cfg, model_path, placement, report, fleets)

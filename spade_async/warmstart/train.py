@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from spade_async.config import Config
 from spade_async.engine.base import Engine
 from spade_async.engine.embedded import cache_root
+from spade_async.hardware.device import dtype_name, resolve_device
 from spade_async.learner.samples import TrainSample
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.warmstart.library import LibraryEnv, library_fingerprint, load_library, split_library
@@ -81,6 +82,7 @@ def warm_start_key(cfg: Config, library: list[LibraryEnv]) -> str:
     ws = cfg.warmstart
     parts = {
         "model": cfg.model.name,
+        "dtype": dtype_name(cfg.model.dtype, resolve_device(cfg.run.device)),  # bf16 and float32 train apart
         "lora": [cfg.model.lora_rank, cfg.model.lora_alpha, sorted(cfg.model.lora_targets), cfg.model.qlora],
         "library": library_fingerprint(library),
         "settings": [ws.held_out, ws.steps, ws.batch, ws.lr, ws.mutation_fraction, ws.mutation_targets],

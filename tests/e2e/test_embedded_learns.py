@@ -18,7 +18,7 @@ from spade_async.learner.grpo import group_advantages
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.play.agent import play_episode
 
-pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.machine_dtype]
 
 DOORS = """SKILL = "Causal Inference"
 HINT = "The prize is behind the door called right."

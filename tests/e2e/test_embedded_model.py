@@ -9,7 +9,7 @@ import pytest
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.engine.embedded import gguf_path, model_dir, resolve_model_path
 
-pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.machine_dtype]
 
 
 def test_gguf_is_found_without_importing_the_package() -> None:
