@@ -27,6 +27,12 @@ pad, so its work is the tokens it generated (a row that samples EOS early stops 
 random prompts that is rare). Its engine runs in other processes, so ``--threads`` does not
 bind it; it uses the cores it finds.
 
+Against the machine (``benchmarks/limits.py``): each decode step reads every weight once and
+yields one token per row, so a batch of ``B`` rows decodes at most ``B x bandwidth / weight
+bytes`` tokens/s; the bandwidth is a same-run tensor copy, and every column prints its share
+of that bound in its dtype (MBU; KV-cache reads, small at these lengths, are not counted, so
+the bound is generous).
+
 Usage: ``python benchmarks/engine.py [--model embedded|tiny|PATH] [--batches 1,16]
 [--prompt 64] [--new 64] [--rounds 3] [--threads 2] [--device cpu|cuda]
 [--dtypes float32,bfloat16] [--vllm bfloat16,float32|none]``
@@ -44,6 +50,7 @@ from typing import Any
 
 import anyio
 import torch
+from limits import cpu_line, memory_bandwidth  # benchmarks/ is on sys.path: the scripts run as files
 
 from spade_async.config import EMBEDDED_MODEL
 from spade_async.engine.base import GenerationRequest, Sampling
@@ -182,6 +189,14 @@ async def amain(args: argparse.Namespace) -> None:
     vllm = {dt: start_vllm(path, dt, max(batches)) for dt in vllm_dtypes}
     first = next(iter(hf.values()))
     cuda = first.device.startswith("cuda")
+    print(cpu_line())
+    bandwidth = memory_bandwidth()
+    params = sum(p.numel() for p in first.model.parameters())
+    weight_bytes = {dt: params * torch.empty((), dtype=getattr(torch, dt)).element_size() for dt in {*hf, *vllm}}
+    print(
+        f"same-run memory bandwidth {bandwidth / 1e9:.1f} GB/s; weights "
+        + ", ".join(f"{dt} {b / 2**20:.0f} MiB" for dt, b in weight_bytes.items())
+    )
     print(
         f"model={path} device={first.device} threads={args.threads} prompt<={args.prompt} new={args.new} "
         f"rounds={args.rounds} load average {load_avg()}"
@@ -193,9 +208,11 @@ async def amain(args: argparse.Namespace) -> None:
             base = r[next(k for k in r if k.startswith("generate-"))]["tok_s"]
             print(f"  batch {batch:3d} (load average {load_avg()}):")
             for name, m in r.items():
+                bound = batch * bandwidth / weight_bytes[name.split("-", 1)[1]]
                 print(
                     f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
-                    f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}"
+                    f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}  "
+                    f"MBU {m['tok_s'] / bound:.3f} of {bound:.0f} tok/s"
                 )
             for dt in hf:
                 ratio = r[f"ours-{dt}"]["tok_s"] / r[f"generate-{dt}"]["tok_s"]

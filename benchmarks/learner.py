@@ -16,8 +16,16 @@ Peak memory: CUDA ``max_memory_allocated`` per measurement; on CPU the growth of
 process peak RSS over the RSS after loading, measured after the first (GRPO) step, before
 the other two ever ran (ru_maxrss only grows, so theirs are cumulative).
 
+Against the machine (``benchmarks/limits.py``): for each ``--dtypes`` entry (the base
+model's dtype; the LoRA, Adam and log-softmax are float32 in every case) the GRPO step's
+achieved FLOP/s beside a same-run 2048^3 matmul in that dtype (MFU). FLOPs are counted as
+``step_flops`` states: per token, 4 x the decoder's linear weights (forward 2N and the input
+gradient 2N: the frozen base gets no weight gradient) and 6 x the LoRA weights; per trained
+token, 4 x the lm_head (the lm_head runs at trained positions only); causal attention
+3 x 2 L H T^2 per sequence. Embedding lookups, norms and activations are not counted.
+
 Usage: ``python benchmarks/learner.py [--model embedded|PATH] [--batch 16] [--prompt 60]
-[--completion 48] [--rounds 3] [--threads 2] [--device cpu]``
+[--completion 48] [--rounds 3] [--threads 2] [--device cpu] [--dtypes float32,bfloat16]``
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from limits import cpu_line, matmul_peak  # benchmarks/ is on sys.path: the scripts run as files
 
 from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig
 from spade_async.engine.embedded import resolve_model_path
@@ -74,6 +83,24 @@ def hf_full_step(trainer: Trainer, samples: list[TrainSample]) -> None:
     trainer.optimizer.zero_grad(set_to_none=True)
 
 
+def step_flops(trainer: Trainer, samples: list[TrainSample]) -> float:
+    """FLOPs of one GRPO step over ``samples`` as the module docstring counts them."""
+    base_linear = lora = 0
+    inner: Any = trainer.model.get_base_model()
+    for name, module in inner.get_decoder().named_modules():
+        if isinstance(module, torch.nn.Linear):
+            if "lora_" in name:
+                lora += module.weight.numel()
+            else:
+                base_linear += module.weight.numel()
+    config: Any = inner.config
+    hidden, layers, vocab = int(config.hidden_size), int(config.num_hidden_layers), int(config.vocab_size)
+    tokens = sum(len(s.input_ids) for s in samples)
+    trained = sum(s.n_trained_tokens for s in samples)
+    attention = sum(3 * 2 * layers * hidden * len(s.input_ids) ** 2 for s in samples)
+    return float(tokens * (4 * base_linear + 6 * lora) + trained * 4 * hidden * vocab + attention)
+
+
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -88,11 +115,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtypes", default="float32,bfloat16", help="base-model dtypes to measure, each with its MFU")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
+    print(cpu_line())
+    for dtype in [d for d in args.dtypes.split(",") if d]:
+        measure_dtype(args, path, dtype)
+
+
+def measure_dtype(args: argparse.Namespace, path: str, dtype: str) -> None:
     cfg = LearnerConfig(lr=1e-5, micro_batch=args.micro_batch, kl_coef=0.0)
-    trainer = Trainer(path, ModelConfig(), cfg, device=args.device, seed=0)
+    trainer = Trainer(path, ModelConfig.model_validate({"dtype": dtype}), cfg, device=args.device, seed=0)
     base: Any = trainer.model.get_base_model()
     vocab = int(base.config.vocab_size)
     samples = make_samples(args.batch, args.prompt, args.completion, vocab, seed=0)
@@ -127,7 +161,7 @@ def main() -> None:
             if cuda:
                 peaks[name] = max(peaks[name], peak)
     print(
-        f"model={path} device={args.device} threads={args.threads} "
+        f"model={path} dtype={dtype} device={args.device} threads={args.threads} "
         f"batch={args.batch}x{args.prompt + args.completion} tokens={tokens} "
         f"trained={args.batch * args.completion} micro_batch={args.micro_batch} rounds={args.rounds}"
     )
@@ -145,6 +179,13 @@ def main() -> None:
     best = min(times["bare"]) / min(times["grpo"])  # interference only adds time: min is robust
     print(f"  ratio grpo/bare tokens/s, best rounds = {best:.3f}")
     print(f"  ratio grpo/hf_full tokens/s = {tps['grpo'] / tps['hf_full']:.3f}")
+    flops = step_flops(trainer, samples)
+    achieved = flops / statistics.median(times["grpo"])
+    peak = matmul_peak(base.dtype, device=args.device)
+    print(
+        f"  grpo {flops / 1e9:.1f} GFLOP per step: {achieved / 1e9:.1f} GFLOP/s; same-run {dtype} matmul peak "
+        f"{peak / 1e9:.1f} GFLOP/s; MFU {achieved / peak:.3f}"
+    )
 
 
 if __name__ == "__main__":
