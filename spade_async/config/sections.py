@@ -77,6 +77,11 @@ class ModelConfig(Section):
     """Module names that receive LoRA adapters."""
     qlora: bool = False
     """Load the learner's base model in 4-bit NF4 (bitsandbytes; CUDA, or CPU with the `vllm-cpu` extra)."""
+    qlora_serve: Literal["dequantized", "base"] = "dequantized"
+    """With `qlora`, what the engine serves: `dequantized` (the NF4 base the learner computes
+    with, dequantised once by bitsandbytes and cached, so sampling and training use the same
+    weights) or `base` (the original weights: every token is off-policy by the quantisation
+    error, ~0.7 nats mean on SmolLM2-135M)."""
     trust_remote_code: bool = False
     """Pass trust_remote_code to transformers (only for models you trust)."""
 

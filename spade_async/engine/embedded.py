@@ -70,7 +70,7 @@ def uses_embedded_model(name: str) -> bool:
     return name.startswith("embedded:")
 
 
-def _build_cached(target: Path, build: Callable[[Path], None]) -> Path:
+def build_cached(target: Path, build: Callable[[Path], None]) -> Path:
     """Run ``build(tmp)`` once under a lock and rename ``tmp`` to ``target``."""
     if (target / ".complete").exists():
         return target
@@ -101,7 +101,7 @@ def tokenizer_dir() -> Path:
         tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
         tok.save_pretrained(str(tmp))
 
-    return _build_cached(cache_root() / f"{CACHE_NAME}-tokenizer", build)
+    return build_cached(cache_root() / f"{CACHE_NAME}-tokenizer", build)
 
 
 def model_dir() -> Path:
@@ -123,7 +123,7 @@ def model_dir() -> Path:
         plain.save_pretrained(str(tmp))
         tok.save_pretrained(str(tmp))
 
-    return _build_cached(cache_root() / CACHE_NAME, build)
+    return build_cached(cache_root() / CACHE_NAME, build)
 
 
 def resolve_model_path(name: str) -> str:

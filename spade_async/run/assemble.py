@@ -50,6 +50,7 @@ from spade_async.run.warm_start import wanted as warm_start_wanted
 from spade_async.sandbox.interface import EnvPool
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.design.corpus import Corpus
+from spade_async.served_base import engine_model_path
 from spade_async.tracking.sinks import check_installed
 from spade_async.util.errors import UserError
 from spade_async.util.failpoints import failpoint
@@ -245,8 +246,16 @@ async def start_engine(
     """The local engine, or with ``cluster.engine_replicas`` on, remote replicas behind the
     same interface (Ray is imported only then; the replicas are also added to ``fleets``)."""
     if not remote_engine(cfg):
-        return await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
+        learner_device = "cpu" if placement.learner_gpu is None else f"cuda:{placement.learner_gpu}"
+        served = await anyio.to_thread.run_sync(engine_model_path, cfg, model_path, learner_device, report)
+        return await anyio.to_thread.run_sync(build_engine, cfg, served, placement)
     from spade_async.cluster.engine import RemoteEngine
+
+    if cfg.model.qlora and cfg.model.qlora_serve == "dequantized":
+        report(
+            "warning: remote engine replicas serve the original base (model.qlora_serve applies to a local "
+            "engine: the dequantised base is cached on this machine only)"
+        )
 
     cc = cfg.cluster
     report(f"starting {cc.engine_replicas} engine replica(s) on the Ray cluster ({cc.address}) ...")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spade_async.engine.embedded import _build_cached, cache_root, tokenizer_dir
+from spade_async.engine.embedded import build_cached, cache_root, tokenizer_dir
 
 
 def build_tiny_model(out_dir: Path | None = None, seed: int = 0) -> Path:
@@ -40,4 +40,4 @@ def build_tiny_model(out_dir: Path | None = None, seed: int = 0) -> Path:
         model.save_pretrained(str(tmp), safe_serialization=True)
         tok.save_pretrained(str(tmp))
 
-    return _build_cached(target, build)
+    return build_cached(target, build)

@@ -4,12 +4,15 @@ says which and why. The engine and the learner both follow the rule (a wire test
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from spade_async.hardware import cpu
 from spade_async.hardware.device import auto_dtype_name, describe_dtype, dtype_name, resolve_dtype
 
+ROOT = Path(__file__).resolve().parents[2]
 CPUINFO = """processor\t: 0
 vendor_id\t: AuthenticAMD
 flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni
@@ -79,8 +82,6 @@ def test_engine_and_learner_load_the_base_in_the_dtype_auto_picks(tiny_model_dir
 
 @pytest.mark.anyio
 async def test_the_launcher_reports_and_uses_the_dtype_auto_picked(tmp_path, tiny_model_dir, monkeypatch) -> None:
-    from pathlib import Path
-
     from spade_async.config import load_config
     from spade_async.run.assemble import open_run
     from tests.e2e.test_kill_resume import LOTTERY, overrides
@@ -89,8 +90,7 @@ async def test_the_launcher_reports_and_uses_the_dtype_auto_picked(tmp_path, tin
     pool = tmp_path / "pool"
     pool.mkdir()
     (pool / "lottery.py").write_text(LOTTERY)
-    root = Path(__file__).resolve().parents[2]
-    cfg = load_config(root / "configs" / "tiny.toml", overrides(tmp_path / "run", pool, tiny_model_dir)[1::2])
+    cfg = load_config(ROOT / "configs" / "tiny.toml", overrides(tmp_path / "run", pool, tiny_model_dir)[1::2])
     lines: list[str] = []
     async with open_run(cfg, report=lines.append) as pipeline:
         learner_base = [p for p in pipeline.learner.model.parameters() if not p.requires_grad]
