@@ -102,10 +102,9 @@ def prepare_quantized(base: Any, gradient_checkpointing: bool) -> Any:
     checkpointing in its non-reentrant form (the reentrant one needs inputs that require
     grad and warns or breaks with frozen 4-bit weights).
 
-    Note: the learner then scores tokens under the NF4 base while vLLM sampled them under
-    the bf16 base, so even on-policy importance ratios are not exactly 1; truncated
-    importance sampling absorbs the gap, and ``tis_mean`` / ``ratio_max`` in every step's
-    metrics show its size."""
+    Note: the learner then scores tokens under the NF4 base; the engine serves the same
+    weights, dequantised (``spade_async.served_base``, ``model.qlora_serve``), so on-policy
+    ratios stay at the bf16 bound; ``onpolicy_lp_absdiff_*`` in every step's metrics show it."""
     from peft import prepare_model_for_kbit_training
 
     return prepare_model_for_kbit_training(
