@@ -115,6 +115,20 @@ DESIGNER_LOOP_NGRAM = 32
 """The designer's loop check when ``engine.designer.loop_ngram`` is unset (see engine/loops.py)."""
 
 
+class AdapterProbeConfig(Section):
+    enabled: bool = True
+    """After each adapter load, check that the engine serves it: a fixed prompt sampled with a
+    fixed seed, scored by the learner (spade_async.adapter_check). On when the run builds its
+    own learner."""
+    tokens: int = Field(default=16, gt=0)
+    """Tokens the probe samples."""
+    max_gap: float = Field(default=0.15, gt=0.0)
+    """Largest mean |engine - learner| logprob gap (nats) on the probe's tokens; the bf16 bound.
+    Not applied with `model.qlora_serve = "base"` (the NF4 error alone is larger)."""
+    stop_after: int = Field(default=3, ge=1)
+    """Mismatches in a row that stop the run (each one is an event and a warning)."""
+
+
 class EngineConfig(Section):
     backend: Literal["hf", "vllm"] = "hf"
     """Generation backend: `hf` (transformers, CPU and tests) or `vllm` (GPU; on CPU with
@@ -125,6 +139,8 @@ class EngineConfig(Section):
     """Sampling for each Reasoning Agent turn."""
     hint: SamplingConfig = Field(default_factory=lambda: SamplingConfig(temperature=0.3, max_new_tokens=128))
     """Sampling for the separate hint call (the paper writes hints at temperature 0.3)."""
+    probe: AdapterProbeConfig = Field(default_factory=AdapterProbeConfig)
+    """The check, after each adapter load, that the engine serves the learner's weights."""
     batch_size: int = Field(default=16, gt=0)
     """Most sequences the HF backend generates in one batch."""
     gpu_memory_utilization: float = Field(default=0.45, gt=0.0, lt=1.0)

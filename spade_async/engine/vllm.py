@@ -135,6 +135,12 @@ def lora_name(version: int) -> str:
     return f"v{version}"
 
 
+def served_version(lora_request: Any) -> int:
+    """The adapter version a request output says served it (its ``LoRARequest``; none: the
+    base, version 0), not the one that was asked for."""
+    return 0 if lora_request is None else int(lora_request.lora_int_id) - 1
+
+
 def build_lora_request(version: int, path: str) -> Any:
     """``vllm.lora.request.LoRARequest`` for the PEFT folder ``path`` holding ``version``."""
     from vllm.lora.request import LoRARequest
@@ -196,7 +202,7 @@ class VLLMEngine(TokenizerHelpers):
 
     async def _one(self, request: GenerationRequest) -> Completion:
         params = build_sampling_params(request.sampling, self.stop_ids)
-        version, lora = self.adapter_version, self._lora
+        lora = self._lora
         request_id = f"r{next(self._ids)}"
         guard = loop_guard(request.sampling.loop_ngram, request.sampling.loop_repeats)
         looped_at: int | None = None  # tokens kept when the loop check ended the request
@@ -230,7 +236,7 @@ class VLLMEngine(TokenizerHelpers):
             logprobs=logprobs,
             text=seq.text if looped_at is None else self.tokenizer.decode(token_ids, skip_special_tokens=True),
             finish_reason=finish,
-            adapter_version=version,
+            adapter_version=served_version(final.lora_request),
         )
 
     async def generate(self, requests: list[GenerationRequest]) -> list[Completion]:

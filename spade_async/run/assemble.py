@@ -16,10 +16,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from spade_async.adapter_check import AdapterProbe, Scorer
 from spade_async.cluster.status import Fleet
 from spade_async.config import Config, config_to_toml, gpu_settings, load_config
 from spade_async.engine.base import Engine
@@ -65,11 +66,15 @@ class RunError(UserError):
     """A run cannot start or continue; the message says why and what to do."""
 
 
+if TYPE_CHECKING:  # torch and transformers load only when a learner is built
+    from spade_async.learner.trainer import Trainer
+
+
 def config_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def build_learner(cfg: Config, model_path: str, placement: Placement | None = None) -> Any:
+def build_learner(cfg: Config, model_path: str, placement: Placement | None = None) -> Trainer:
     from spade_async.learner.trainer import Trainer
 
     placement = placement if placement is not None else resolve_placement(cfg, cuda_device_count())
@@ -267,6 +272,14 @@ async def start_engine(
     return remote
 
 
+def adapter_probe(cfg: Config, engine: Engine, learner: Scorer) -> AdapterProbe:
+    """The post-load check of the engine against the learner (``engine.probe``); its gap bound
+    is off where the engine serves other weights by design (``model.qlora_serve = "base"``)."""
+    other_weights = cfg.model.qlora and cfg.model.qlora_serve == "base"
+    pc = cfg.engine.probe
+    return AdapterProbe(engine, learner, tokens=pc.tokens, max_gap=None if other_weights else pc.max_gap)
+
+
 @asynccontextmanager
 async def open_run(
     cfg: Config,
@@ -284,6 +297,7 @@ async def open_run(
     resume = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
     db_path = run_dir / DB_NAME
 
+    probe: AdapterProbe | None = None
     async with AsyncExitStack() as closing:  # closed in reverse: trackers, engine, store, pool
         report("probing the sandbox ...")
         fleets: list[Fleet] = []
@@ -314,7 +328,10 @@ async def open_run(
                 if remote_engine(cfg):  # its actors, also when the start fails later (aclose is idempotent)
                     closing.push_async_callback(engine.aclose)
             if learner is None:
-                learner = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
+                built = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
+                learner = built
+                if cfg.engine.probe.enabled:
+                    probe = adapter_probe(cfg, engine, built)
             report(f"model ready in {time.perf_counter() - t0:.1f}s")
         if not resume:  # before the database: a folder with a database always has its config
             await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
@@ -350,6 +367,7 @@ async def open_run(
             checkpointer=checkpointer,
             embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
             fleets=fleets,
+            adapter_probe=probe,
         )
         if resume:
             await _restore(pipeline, store, run_dir, config_text, force, report, committed)

@@ -37,6 +37,7 @@ from typing import Any
 
 import anyio
 
+from spade_async.adapter_check import AdapterProbe
 from spade_async.admission.audit import audit_play, audited
 from spade_async.cluster.status import Fleet, record_cluster_status
 from spade_async.config import Config
@@ -100,8 +101,13 @@ class Pipeline:
         checkpointer: Callable[[int, dict[str, Any]], Awaitable[None]] | None = None,
         embedder: TextEmbedder | None = None,
         fleets: Sequence[Fleet] = (),
+        adapter_probe: AdapterProbe | None = None,
     ) -> None:
         self.cfg = cfg
+        self.adapter_probe = adapter_probe
+        """Checks the engine after each adapter load (None: not checked, e.g. a scripted learner)."""
+        self.probe_failures = 0
+        """Adapter probe mismatches in a row."""
         self.fleets = list(fleets)
         """Remote pools and engine replicas the launcher started (none on one box)."""
         self.sp = cfg.selfplay
@@ -367,6 +373,32 @@ class Pipeline:
         assert self.learner is not None
         return self.learner.train_step(samples)
 
+    async def _probe_adapter(self, step: int, version: int) -> dict[str, float]:
+        """Run the adapter probe after a load; a mismatch is an event and a warning, and
+        ``engine.probe.stop_after`` of them in a row stop the run."""
+        assert self.adapter_probe is not None
+        result = await self.adapter_probe.check(version)
+        if result.ok:
+            self.probe_failures = 0
+            return result.metrics()
+        self.probe_failures += 1
+        limit = self.cfg.engine.probe.stop_after
+        message = f"adapter probe after loading v{version}: {result.problem} ({self.probe_failures} in a row)"
+        await self.store.record_event(step, "adapter_mismatch", message)
+        self.report(f"warning: {message}")
+        if self.probe_failures >= limit and not self.stop_requested:
+            stop = (
+                f"stopping: {limit} adapter probes in a row failed. Check that the engine loads adapters "
+                "(engine.backend; for vLLM: enable_lora, max_lora_rank >= model.lora_rank, that the adapter "
+                "folder it is given is the one just written), that engine and learner load the same base "
+                "(model.name, model.dtype, model.qlora_serve), and the sampling temperature; "
+                "engine.probe.enabled = false turns the check off"
+            )
+            await self.store.record_event(step, "adapter_stop", stop)
+            self.report(stop)
+            self.request_stop()
+        return result.metrics()
+
     async def consume(self, batch: Batch) -> dict[str, float]:
         t0 = time.perf_counter()
         metrics = dict(batch.metrics)
@@ -389,6 +421,8 @@ class Pipeline:
                 await anyio.to_thread.run_sync(self.learner.save_adapter, path)
                 await self.loop_eval.before_publish()  # the base model is scored before any adapter goes live
                 await self.engine.load_adapter(version, str(path))
+                if self.adapter_probe is not None:
+                    metrics.update(await self._probe_adapter(batch.step, version))
                 await anyio.to_thread.run_sync(prune_adapters, self.run_dir, self.cfg.run.keep_adapters, {version})
         self.loop_eval.request(batch.step)  # never waits: skipped (and counted) while one is running
         metrics["stale_dropped"] = float(self.stale_dropped)

@@ -108,8 +108,10 @@ def test_replica_pinning_is_stable_and_spreads_keys() -> None:
 
 
 class FakeAsyncLLM:
-    def __init__(self) -> None:
+    def __init__(self, serve_lora: bool = True) -> None:
         self.ranks: list[int | None] = []
+        self.serve_lora = serve_lora
+        """False: answer every request from the base whatever LoRA it names (a stale-adapter bug)."""
 
     async def generate(
         self,
@@ -124,7 +126,23 @@ class FakeAsyncLLM:
         seq = types.SimpleNamespace(
             token_ids=[5], logprobs=[{5: types.SimpleNamespace(logprob=-0.1)}], text="x", finish_reason="stop"
         )
-        yield types.SimpleNamespace(outputs=[seq])
+        yield types.SimpleNamespace(outputs=[seq], lora_request=lora_request if self.serve_lora else None)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("serves", [True, False])
+async def test_a_completion_carries_the_adapter_vllm_says_it_used(
+    monkeypatch: pytest.MonkeyPatch, serves: bool
+) -> None:
+    monkeypatch.setattr(engine_vllm, "build_sampling_params", lambda s, ids: None)
+    monkeypatch.setattr(engine_vllm, "build_token_prompt", lambda ids: ids)
+    engine = engine_vllm.VLLMEngine.__new__(engine_vllm.VLLMEngine)
+    engine._engine, engine.stop_ids = FakeAsyncLLM(serve_lora=serves), [0]
+    engine._lora = types.SimpleNamespace(lora_name="v3", lora_int_id=engine_vllm.lora_int_id(3), lora_path="/a/v3")
+    engine.adapter_version = 3
+    engine._ids, engine.generated_tokens, engine.data_parallel_size = iter(range(10**6)), 0, 1
+    (completion,) = await engine.generate([GenerationRequest([1], Sampling())])
+    assert completion.adapter_version == (3 if serves else 0)  # what vLLM reports, not what was asked
 
 
 @pytest.mark.anyio
@@ -326,7 +344,7 @@ class LoopingAsyncLLM:
                 text="?",
                 finish_reason=None,
             )
-            yield types.SimpleNamespace(outputs=[seq])
+            yield types.SimpleNamespace(outputs=[seq], lora_request=kwargs.get("lora_request"))
 
     async def abort(self, request_id: str) -> None:
         self.aborted.append(request_id)

@@ -27,6 +27,8 @@ _KIND_STYLE = {
     "info": "bold blue",
     "error": "bold white on red",
     "steer": "bold magenta",  # a steering action the run applied or refused (spade_async.selfplay.steering)
+    "adapter_mismatch": "bold red",  # the adapter probe failed (spade_async.adapter_check)
+    "adapter_stop": "bold white on red",  # ... N times in a row: the run stops
     "cluster": "bold yellow",  # a remote pool or engine replica lost or restarted (spade_async.cluster.status)
 }
 

@@ -91,6 +91,10 @@ def render_header(
     line2.append("   stale dropped ")
     stale = latest(steps, "stale_dropped")
     line2.append("—" if stale is None else str(int(stale)), style="bold")
+    probe_ok = latest(steps, "probe_ok")
+    if probe_ok is not None and probe_ok < 1:  # the engine is not serving the adapter it reports
+        gap = latest(steps, "probe_gap_mean")
+        line2.append(f"   ADAPTER MISMATCH (probe gap {fmt_num(gap, 2)} nats; see events)", style="bold white on red")
     cluster, short = cluster_text(steps)
     if cluster:
         line2.append("   cluster: ")
