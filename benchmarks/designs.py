@@ -17,7 +17,7 @@ Settings: ``base`` (the embedded model, today's prompts), ``warm`` (the warm sta
 config, trained first or read from its cache). Designs are validated in the real sandbox.
 
 Usage: ``python benchmarks/designs.py [--config tiny_designer] [--designs 64]
-[--settings base,warm] [--loop-ngram 32] [--out docs/designs.md]``
+[--settings base,warm] [--loop-ngram 32] [--out FILE.md]``
 """
 
 from __future__ import annotations
@@ -136,7 +136,11 @@ def row(t: Tally, max_new: int) -> str:
     saved = sum(max_new - len(d.completion.token_ids) for d in loops)
     rate = sum(tokens) / t.seconds if t.seconds else 0.0
     per_admitted = f"{t.seconds / k:.0f} s, {sum(tokens) / k:.0f} tok" if k else "none admitted"
-    sim = f"{statistics.median(t.similarity):.2f} (max {max(t.similarity):.2f})" if t.similarity else "-"
+    sim = (
+        f"{statistics.median(t.similarity):.3f} (min {min(t.similarity):.3f}, max {max(t.similarity):.3f})"
+        if t.similarity
+        else "-"
+    )
     interval = f"[{ci.low:.2f}, {ci.high:.2f}]" if ci else "-"
     return (
         f"| {t.setting} | {k}/{n} = {k / n:.2f} {interval} | {statistics.mean(tokens):.0f} | "
@@ -177,7 +181,7 @@ def main() -> None:
         f"{cfg.engine.designer.temperature}, max_new_tokens {max_new}, loop check {cfg.engine.designer.loop_ngram}"
         f"; {platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}",
         "",
-        "| setting | admitted (95% Wilson) | tokens / design | s / design | per admitted design | loop-stopped (saved) | similarity to nearest library file, median |",
+        "| setting | admitted (95% Wilson) | tokens / design | s / design | per admitted design | loop-stopped (saved) | similarity to nearest library file, median (min, max) |",
         "|---|---|---|---|---|---|---|",
         *(row(t, max_new) for t in tallies),
         "",
