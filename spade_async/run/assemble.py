@@ -274,8 +274,9 @@ async def start_engine(
 
 def adapter_probe(cfg: Config, engine: Engine, learner: Scorer) -> AdapterProbe:
     """The post-load check of the engine against the learner (``engine.probe``); its gap bound
-    is off where the engine serves other weights by design (``model.qlora_serve = "base"``)."""
-    other_weights = cfg.model.qlora and cfg.model.qlora_serve == "base"
+    is off where the engine serves other weights by design: a QLoRA learner whose engine serves
+    the original base (``model.qlora_serve = "base"``, or remote replicas, which always do)."""
+    other_weights = cfg.model.qlora and (cfg.model.qlora_serve == "base" or remote_engine(cfg))
     pc = cfg.engine.probe
     return AdapterProbe(engine, learner, tokens=pc.tokens, max_gap=None if other_weights else pc.max_gap)
 

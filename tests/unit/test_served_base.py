@@ -85,3 +85,17 @@ async def test_the_launcher_starts_the_engine_on_the_dequantised_base(
     assert Path(engine.model.config._name_or_path) == Path(served)  # type: ignore[attr-defined]
     assert len(fake_dequantize) == 1
     await engine.aclose()
+
+
+def test_the_probe_bound_is_off_only_where_the_engine_serves_other_weights() -> None:
+    from spade_async.run.assemble import adapter_probe
+    from spade_async.testing import ScriptedEngine, ScriptedLearner
+
+    def bound(**cfg: object) -> float | None:
+        config = Config.model_validate({"run": {"device": "cpu"}, **cfg})
+        return adapter_probe(config, ScriptedEngine(), ScriptedLearner()).max_gap  # type: ignore[arg-type]
+
+    assert bound() == 0.15
+    assert bound(model={"qlora": True}) == 0.15  # the dequantised base: the learner's own weights
+    assert bound(model={"qlora": True, "qlora_serve": "base"}) is None
+    assert bound(model={"qlora": True}, cluster={"enabled": True, "engine_replicas": 1}) is None
