@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from spade_async.hardware import cpu as _cpu
 from tests import hostguard
 
 # Before any test asks torch about CUDA: count GPUs through NVML so that no later fork (vLLM's
@@ -29,17 +30,21 @@ def _host_left_as_found(request: pytest.FixtureRequest):
         )
 
 
-@pytest.fixture(autouse=True)
-def _cpu_dtype_pinned(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`model.dtype = "auto"` means float32 in every in-process test unless it is marked
-    `machine_dtype`: `auto` is bfloat16 on a CPU with bf16 instructions (hardware/cpu.py), and
-    the exact float32 assertions (engine logprobs = a forward pass to 1e-4, ...) must hold on
-    every machine CI may draw. The bf16 path has its own tests (pinned dtype), and the tests
-    marked `machine_dtype` (the embedded model end to end) run with this machine's choice."""
-    if request.node.get_closest_marker("machine_dtype") is None:
-        from spade_async.hardware import cpu
+# `model.dtype = "auto"` means float32 in every in-process test unless it is marked
+# `machine_dtype`: `auto` is bfloat16 on a CPU with bf16 instructions (hardware/cpu.py), and the
+# exact float32 assertions (engine logprobs = a forward pass to 1e-4, ...) must hold on every
+# machine CI may draw. Pinned here, at import, so module- and session-scoped fixtures (an engine
+# built once per module) see it too. The bf16 path has its own tests (dtype pinned), the tests
+# marked `machine_dtype` (the embedded model end to end) run with this machine's choice, and
+# subprocess runs keep the machine's choice unless they pin `model.dtype`.
+_MACHINE_CPU_FLAGS = _cpu.cpu_flags
+_cpu.cpu_flags = frozenset  # type: ignore[assignment]
 
-        monkeypatch.setattr(cpu, "cpu_flags", frozenset)
+
+@pytest.fixture(autouse=True)
+def _machine_dtype_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("machine_dtype") is not None:
+        monkeypatch.setattr(_cpu, "cpu_flags", _MACHINE_CPU_FLAGS)
 
 
 @pytest.fixture

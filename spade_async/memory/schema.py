@@ -193,3 +193,11 @@ CLUSTER_METRIC_KEYS: tuple[str, ...] = (
 )
 """Keys of ``steps.metrics`` written only by runs with ``[cluster]`` on (spade_async.cluster.status);
 the TUI shows them in its header when present."""
+
+PROBE_METRIC_KEYS: tuple[str, ...] = (
+    "probe_ok",  # 1.0 when the adapter probe after this step's load passed, else 0.0
+    "probe_gap_mean",  # mean |engine - learner| logprob on the probe's tokens (nats)
+    "probe_gap_max",
+)
+"""Keys of ``steps.metrics`` written only on steps that loaded a new adapter in a run that built
+its own learner (the adapter probe, spade_async.adapter_check); the TUI header shows a failure."""

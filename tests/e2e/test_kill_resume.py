@@ -365,6 +365,8 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
             "--headless",
             "--sync",
             *overrides(run_dir, pool, tiny_model_dir),
+            # float32 whatever the CPU: the bounds below are float32 batch-composition noise
+            *("--set", 'model.dtype="float32"'),
             *(["--resume"] if kw.get("resume") else []),
         ]
         env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}

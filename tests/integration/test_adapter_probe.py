@@ -4,6 +4,7 @@ loads each adapter, and an engine that drops the loads while reporting the new v
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from spade_async.adapter_check import AdapterProbe
 from spade_async.config import LearnerConfig, ModelConfig, load_config
 from spade_async.engine.hf import HFEngine
 from spade_async.learner.trainer import Trainer
+from spade_async.memory.schema import PROBE_METRIC_KEYS
 from spade_async.run.assemble import open_run
 from tests.e2e.test_kill_resume import LOTTERY, overrides
 from tests.integration.test_bf16 import _samples
@@ -77,6 +79,8 @@ async def test_a_run_whose_engine_drops_loads_records_mismatches_and_stops(tiny_
             for (v,) in db.execute("SELECT json_extract(metrics, '$.probe_ok') FROM steps ORDER BY step")
             if v is not None
         ]
+        written = set().union(*(json.loads(m) for (m,) in db.execute("SELECT metrics FROM steps")))
+    assert set(PROBE_METRIC_KEYS) <= written  # the keys the TUI's contract names for the probe
     assert kinds.count("adapter_mismatch") >= 2 and kinds.count("adapter_stop") == 1, kinds
     assert probe_ok and probe_ok[-1] == 0.0
     assert any(line.startswith("stopping: 2 adapter probes in a row failed") for line in lines), lines[-5:]

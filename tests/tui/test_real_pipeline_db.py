@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_async.memory.schema import CLUSTER_METRIC_KEYS, METRIC_KEYS
+from spade_async.memory.schema import CLUSTER_METRIC_KEYS, METRIC_KEYS, PROBE_METRIC_KEYS
 from spade_async.run.assemble import open_run
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, make_config
@@ -49,7 +49,8 @@ async def pipeline_db(tmp_path: Path) -> Path:
 def test_every_key_the_tui_reads_is_in_the_contract() -> None:
     keys = tui_metric_keys()
     assert "tokens_per_s" in keys and "regret_mean" in keys  # the scan finds the header's reads
-    assert keys <= set(METRIC_KEYS) | set(CLUSTER_METRIC_KEYS), keys - set(METRIC_KEYS) - set(CLUSTER_METRIC_KEYS)
+    contract = set(METRIC_KEYS) | set(CLUSTER_METRIC_KEYS) | set(PROBE_METRIC_KEYS)
+    assert keys <= contract, keys - contract
 
 
 async def test_the_pipeline_writes_every_contract_key(pipeline_db: Path, tiny_model_dir: Path) -> None:
