@@ -8,9 +8,11 @@ After the engine loads version ``v`` (the learner holds the same weights), the p
    (the bf16 bound, 0.15 nats; an engine on other weights -- a stale adapter, the base, a
    missing LoRA scale -- is off by more once training has moved the weights);
 3. when the learner's own logprobs of the previous probe's tokens moved by more than
-   ``MIN_CHANGE`` since that probe (the weights changed), the engine's probe must not repeat
-   the previous one token for token and logprob for logprob: an engine that ignored the load
-   samples the same seed from the same weights and returns exactly what it returned before.
+   ``MIN_CHANGE`` since that probe (the weights changed), the engine's must have moved too: an
+   engine that ignored the load samples the same seed from the same weights and returns the
+   same tokens with the same logprobs, up to float noise (a prefix-cache hit recomputes them
+   slightly differently), so the same tokens with logprobs that moved less than
+   ``STALE_SHARE`` of the learner's move are a repeat.
 
 A probe that fails any of these is a mismatch; the caller records it and stops the run after
 ``stop_after`` in a row. The gap check is skipped where the engine is known to serve other
@@ -30,11 +32,12 @@ from spade_async.learner.samples import TrainSample
 
 PROMPT = "Count from one to ten, then name the colours of the rainbow in order."
 SEED = 20_260_101
-MIN_CHANGE = 1e-3
+MIN_CHANGE = 0.01
 """Mean nats the learner's logprobs of the previous probe must have moved for check 3 to apply
-(below it the update was too small to tell a stale engine from a live one)."""
-SAME = 1e-6
-"""Logprobs closer than this (and identical tokens) are a repeat of the previous probe."""
+(below it the update is within the engine's own float noise: a stale engine and a live one
+look alike)."""
+STALE_SHARE = 0.25
+"""Same tokens, and the engine's logprobs moved less than this share of the learner's: a repeat."""
 
 
 class Scorer(Protocol):
@@ -55,7 +58,7 @@ class ProbeResult:
     learner_moved: float | None
     """Mean |change| of the learner's logprobs on the previous probe's tokens (None: no previous probe)."""
     repeated: bool
-    """The engine returned the previous probe's tokens and logprobs exactly."""
+    """The engine returned the previous probe's tokens with logprobs that hardly moved."""
     problem: str | None
     """What is wrong, for a person (None: the probe passed)."""
 
@@ -111,9 +114,9 @@ class AdapterProbe:
             before, before_lp = self._previous
             now_lp = await self._learner_logprobs(before)
             moved = float((now_lp - before_lp).abs().mean()) if len(before_lp) else 0.0
-            repeated = completion.token_ids == before.token_ids and all(
-                abs(a - b) < SAME for a, b in zip(completion.logprobs, before.logprobs, strict=True)
-            )
+            if completion.token_ids == before.token_ids and len(before_lp):
+                engine_moved = float((torch.tensor(completion.logprobs) - torch.tensor(before.logprobs)).abs().mean())
+                repeated = engine_moved < STALE_SHARE * moved
         problem = None
         if completion.adapter_version != version:
             problem = f"the engine reports adapter v{completion.adapter_version} after loading v{version}"
@@ -124,7 +127,7 @@ class AdapterProbe:
             )
         elif repeated and moved is not None and moved > MIN_CHANGE:
             problem = (
-                f"after loading v{version} the engine repeated its previous probe exactly while the learner's "
+                f"after loading v{version} the engine repeated its previous probe while the learner's "
                 f"weights moved its logprobs by {moved:.3f} nats: the load did not take effect"
             )
         self._previous = (completion, ours)
