@@ -28,6 +28,7 @@ from spade_async.util.textsafe import terminal_safe
 from .confirm import ConfirmStopScreen
 from .controller import RunController
 from .export import export_env
+from .lineage import LineageScreen
 from .reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
 from .stats import band_counts, designer_tally, points, recent_envs, skill_stats
 from .steer import SteerKeys
@@ -61,6 +62,10 @@ CHARTS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
 )
 
 
+ENV_SELECTION_ACTIONS = frozenset({"export", "steer_retire", "steer_pin", "filter"})
+"""Actions on the environment browser's highlighted row (tui/steer.py, ``action_export``)."""
+
+
 class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/steer.py)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "spade-async"
@@ -73,6 +78,7 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         Binding("e", "export", "export env"),
         Binding("1", "show_tab('overview')", "overview"),
         Binding("2", "show_tab('environments')", "environments"),
+        Binding("l", "show_lineage", "lineage"),
         Binding("escape", "close_filter", "close filter", show=False),
     ]
 
@@ -271,6 +277,8 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
     # ---------------------------------------------------------------- actions
 
     def action_show_tab(self, tab: str) -> None:
+        if isinstance(self.screen, LineageScreen):
+            self.screen.dismiss(None)
         self.query_one(TabbedContent).active = tab
 
     def action_filter(self) -> None:
@@ -314,9 +322,15 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
             return
         self.notify(f"exported to {path}")
 
+    def action_show_lineage(self) -> None:
+        self.push_screen(LineageScreen(self.reader.load_lineage, self.reader.load_detail))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Pause is offered (footer, key) only where this TUI owns the run; elsewhere ``p``
-        explains instead."""
+        explains instead. Over the lineage screen the keys that act on the environment
+        browser's selection are off: they would act on another environment than the one shown."""
+        if action in ENV_SELECTION_ACTIONS and isinstance(self.screen, LineageScreen):
+            return False
         if action == "toggle_pause":
             return self.controller is not None
         if action == "refuse_pause":

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.memory import queries
+from spade_async.memory.lineage import Lineage, read_lineage
 from spade_async.util.steps import shown_eval_row
 
 from .db import open_for_polling
@@ -249,6 +250,14 @@ class RunReader:
         if self._last_event_id > 0:
             changed = changed or queries.last_event_id(conn) < self._last_event_id
         return changed
+
+    def load_lineage(self) -> Lineage | None:
+        """The run's tree of mutations (spade_async.memory.lineage); None while unreadable."""
+        with self._lock:
+            try:
+                return read_lineage(self._connection())
+            except (FileNotFoundError, sqlite3.Error):
+                return None
 
     def load_detail(self, env_id: str) -> EnvDetail | None:
         """Read one environment's code, hint, document and its latest plain and hinted play."""

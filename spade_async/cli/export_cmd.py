@@ -1,8 +1,9 @@
-"""``spade-async export adapter|envs RUN_DIR OUT``: take a run's adapter or environments out.
+"""``spade-async export adapter|envs RUN_DIR OUT`` and ``export lineage RUN_DIR``: take a run's
+adapter, environments or lineage out.
 
 Why a command group: the adapter and the generated curriculum are what a run leaves behind;
-both go out in formats other tools read (a PEFT folder or a plain transformers model; a
-folder of environment files registered with gymnasium).
+they go out in formats other tools read (a PEFT folder or a plain transformers model; a
+folder of environment files registered with gymnasium; the tree of mutations as JSON).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _run_dir(path: str) -> Path:
 
 @click.group()
 def export() -> None:
-    """Export a run's adapter or its environments."""
+    """Export a run's adapter, its environments or its lineage."""
 
 
 @export.command("adapter")
@@ -111,4 +112,33 @@ def export_envs_cmd(
     click.echo(
         f"use: PYTHONPATH={Path(out).resolve().parent} python -c 'import {Path(out).name}, gymnasium; "
         f'gymnasium.make("{manifest[0]["gym_id"]}")\'  or  --set selfplay.fixed_pool=\'"{out}"\''
+    )
+
+
+@export.command("lineage")
+@click.argument("run_dir", type=click.Path())
+@click.option(
+    "--out", type=click.Path(dir_okay=False), default=None, help="Write the JSON to this file (default: stdout)."
+)
+@click.option("--force", is_flag=True, help="Replace --out if it exists.")
+def export_lineage_cmd(run_dir: str, out: str | None, force: bool) -> None:
+    """Write RUN_DIR's lineage (which environment each mutation came from, how each ended) as JSON."""
+    run = run_folder(run_dir, DB_FILE)
+    from spade_async.export.lineage import lineage_json, read_lineage_data
+
+    data = read_lineage_data(run)
+    text = lineage_json(data)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    path = Path(out)
+    if path.exists() and not force:
+        raise UsageProblem(f"{out} exists; pass --force to replace it")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CommandFailed(f"cannot write {out}: {exc.strerror or exc}") from None
+    summary = data["summary"]
+    click.echo(
+        f"wrote the lineage of {summary['environments']} environments ({summary['links']} mutation links) to {out}"
     )

@@ -16,10 +16,12 @@ SQLite error (a database killed before its schema was complete) as "nothing reco
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from spade_async.memory.records import LineageRow
 from spade_async.util.steps import DB_NAME, PREFIX, folder_number
 
 # --- runs ----------------------------------------------------------------------------------
@@ -139,6 +141,42 @@ def latest_episode(conn: sqlite3.Connection, env_id: str, *, hinted: bool) -> An
 
 def episode_count(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
+
+
+def lineage_rows(conn: sqlite3.Connection) -> list[LineageRow]:
+    """Every environment as :class:`LineageRow` (parent link, stats, how it stands), oldest
+    first; whatever the connection's row factory. ``reasons`` that are not a JSON list are
+    kept as one reason."""
+    out: list[LineageRow] = []
+    for r in conn.execute(
+        "SELECT id, parent_id, origin, skill, created_step, updated_step, valid, status, win_rate, regret, "
+        "n_plays, reasons FROM environments ORDER BY created_step, rowid"
+    ):
+        out.append(
+            LineageRow(
+                id=str(r[0]),
+                parent_id=None if r[1] is None else str(r[1]),
+                origin=str(r[2]),
+                skill=r[3],
+                created_step=int(r[4]),
+                updated_step=None if r[5] is None else int(r[5]),
+                valid=bool(r[6]),
+                status=str(r[7]),
+                win_rate=None if r[8] is None else float(r[8]),
+                regret=None if r[9] is None else float(r[9]),
+                n_plays=int(r[10] or 0),
+                reasons=_reasons(r[11]),
+            )
+        )
+    return out
+
+
+def _reasons(text: str | None) -> tuple[str, ...]:
+    try:
+        raw = json.loads(text or "[]")
+    except ValueError:
+        return (str(text),)
+    return tuple(str(x) for x in raw) if isinstance(raw, list) else (str(raw),)
 
 
 # --- evaluations ---------------------------------------------------------------------------

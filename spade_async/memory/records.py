@@ -106,3 +106,24 @@ class RunRecord:
     created_at: float
     status: str
     isolation: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class LineageRow:
+    """One environment as its lineage reads it (``spade_async.memory.lineage``): the columns of
+    ``environments`` a tree of mutations needs, without the bulky code and document."""
+
+    id: str
+    parent_id: str | None
+    origin: str
+    skill: str | None
+    created_step: int
+    updated_step: int | None
+    """Step of the last stats update: for an environment no longer live, the step it left."""
+    valid: bool
+    status: str
+    win_rate: float | None
+    regret: float | None
+    n_plays: int
+    reasons: tuple[str, ...] = ()
+    """Validation reasons (why admission refused it)."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.memory import queries
+from spade_async.memory.lineage import Lineage, read_lineage
 from spade_async.memory.readonly import open_readonly
 from spade_async.memory.steering import ActionRow, read_actions
 from spade_async.selfplay.design.status import DesignerTally, read_tally
@@ -48,6 +49,8 @@ class RunData:
     """Steering requests (``steer_actions``), oldest first; empty for a database without them."""
     cluster_events: list[tuple[int | None, str]] = field(default_factory=list)
     """(1-based step, message) of the ``cluster`` events: remote pools or replicas lost, restarted."""
+    lineage: Lineage = field(default_factory=Lineage)
+    """The tree of mutations (spade_async.memory.lineage; its steps count from 0)."""
 
     def steered_steps(self) -> list[int]:
         """1-based steps at which at least one steering request took effect."""
@@ -95,6 +98,7 @@ def read_run(db: Path) -> RunData:
         if "evals" in queries.table_names(conn):
             data.evals = [shown_eval_row(r) for r in queries.eval_rows(conn)]
         data.steering = read_actions(conn)
+        data.lineage = read_lineage(conn)
         data.cluster_events = [
             (None if r["step"] is None else int(r["step"]) + 1, str(r["message"]))
             for r in queries.events_of_kind(conn, "cluster")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from spade_async.memory.lineage import ENDS, LineageNode
 from spade_async.memory.queries import checkpoint_folders
 from spade_async.report.data import RunData
 from spade_async.report.plots import PLOTS, eval_headlines, regret_not_measured
@@ -92,6 +93,7 @@ def summary(data: RunData, run_dir: Path) -> str:
     lines.append("")
     lines += _steering(data)
     lines += _cluster(data)
+    lines += _lineage(data)
     for name, (_draw, title) in PLOTS.items():
         lines += [f"## {title}", ""]
         why = regret_not_measured(data) if name == "regret.png" else None
@@ -138,3 +140,56 @@ def _designer(data: RunData) -> list[str]:
     if verdict:
         lines += [verdict, ""]
     return lines
+
+
+LINEAGE_ROWS = 80
+"""At most this many lineage nodes in the report's table (``spade-async export lineage`` has all)."""
+
+
+def _end_cell(n: LineageNode) -> str:
+    text = n.end if n.ended_step is None else f"{n.end} at step {shown(n.ended_step)}"
+    if n.end_reason:
+        reason = n.end_reason if len(n.end_reason) <= 80 else n.end_reason[:77] + "..."
+        text += f": {reason}"
+    return _cell(terminal_safe(text))
+
+
+def _lineage(data: RunData) -> list[str]:
+    """The lines of mutations: every node under a root that was mutated, parents first, with
+    how its win rate moved from its parent's and how it ended."""
+    lineage = data.lineage
+    if not lineage.nodes:
+        return []
+    edges = lineage.edges()
+    lines = [
+        "## Lineage",
+        "",
+        f"- {len(lineage.nodes)} environments; {len(edges)} mutation link(s) in "
+        f"{len(lineage.branching_roots())} line(s); deepest generation {lineage.depth()}",
+    ]
+    counts = {end: sum(n.end == end for n in lineage.nodes.values()) for end in ENDS}
+    lines.append("- how they stand: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
+    if not edges:
+        return [*lines, "- no environment was designed as a mutation of another", ""]
+    lines += [
+        "",
+        "| environment | generation | parent | skill | born at step | win rate | win vs parent | regret | end |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    shown_nodes = list(lineage.walk(lineage.branching_roots()))
+    for n in shown_nodes[:LINEAGE_ROWS]:
+        parent = lineage.nodes[n.parent_id] if n.parent_id is not None else None
+        moved = (
+            n.win_rate - parent.win_rate
+            if parent is not None and n.win_rate is not None and parent.win_rate is not None
+            else None
+        )
+        indent = "&nbsp;&nbsp;" * n.generation + ("↳ " if n.generation else "")
+        lines.append(
+            f"| {indent}`{n.id[:8]}` | {n.generation} | {f'`{parent.id[:8]}`' if parent else '-'} | "
+            f"{_cell(terminal_safe(n.skill or '-'))} | {shown(n.created_step)} | {_f(n.win_rate)} | "
+            f"{_f(moved, True)} | {_f(n.regret)} | {_end_cell(n)} |"
+        )
+    if len(shown_nodes) > LINEAGE_ROWS:
+        lines += ["", f"{len(shown_nodes) - LINEAGE_ROWS} more; all of them: `spade-async export lineage RUN_DIR`."]
+    return [*lines, ""]

@@ -5,7 +5,8 @@ Why these plots: they are the questions a SPADE run must answer. Is the hint inf
 (return)? Does the designer keep environments learnable and in the target band (learnable
 fraction, band shares)? Does it write code that runs (valid fraction per skill)? Is the pool
 diverse (Vendi score per environment)? Does the adapter beat the base on held-out items
-(eval deltas with their 95% intervals)?
+(eval deltas with their 95% intervals)? Where did each line of mutations go, and where did it
+end (the lineage)?
 
 Every figure is ``SIZE`` inches at ``DPI``, so each PNG is exactly ``PIXELS`` pixels; a plot
 with nothing to show says so inside the frame instead of being left out.
@@ -26,6 +27,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from spade_async.memory.lineage import (
+    END_EXPELLED,
+    END_LIVE,
+    END_NEVER_LIVE,
+    END_REJECTED,
+    END_RETIRED,
+    END_RETIRED_BY_HAND,
+    LineageNode,
+)
 from spade_async.report.data import RunData
 
 SIZE = (8.0, 4.0)
@@ -223,6 +233,49 @@ def plot_evals(ax: Axes, data: RunData) -> None:
     ax.invert_yaxis()
 
 
+END_COLOURS: dict[str, str] = {
+    END_LIVE: "#27ae60",
+    END_RETIRED: "#2980b9",
+    END_RETIRED_BY_HAND: "#e67e22",
+    END_EXPELLED: "#8e0000",
+    END_REJECTED: "#e74c3c",
+    END_NEVER_LIVE: "#bdc3c7",
+}
+"""The colour of each way a lineage node ended (spade_async.memory.lineage.ENDS)."""
+NOT_PLAYED_Y = -0.1
+"""Where the lineage plot puts environments with no win rate (rejected, never played)."""
+
+
+def plot_lineage(ax: Axes, data: RunData) -> None:
+    """Each mutation line: a dot per environment at (step born, win rate), a segment from each
+    parent to each of its mutations, coloured by how the environment ended."""
+    ax.set_title("lineage: each environment at the step it was born, linked to its parent")
+    lineage = data.lineage
+    edges = lineage.edges()
+    if not edges:
+        _empty(ax, "no mutations in this run: every environment is a seed or a fresh design")
+        return
+
+    def at(node: LineageNode) -> tuple[int, float]:
+        return node.created_step + 1, NOT_PLAYED_Y if node.win_rate is None else node.win_rate
+
+    for parent, child in edges:
+        (x0, y0), (x1, y1) = at(lineage.nodes[parent]), at(lineage.nodes[child])
+        ax.plot([x0, x1], [y0, y1], color="#7f8c8d", linewidth=1, zorder=1)
+    shown = list(lineage.walk(lineage.branching_roots()))
+    for end, colour in END_COLOURS.items():
+        points = [at(n) for n in shown if n.end == end]
+        if points:
+            ax.scatter([p[0] for p in points], [p[1] for p in points], color=colour, s=28, zorder=2, label=end)
+    ax.axhline(NOT_PLAYED_Y / 2, color="gray", linewidth=0.5, linestyle=":")
+    ax.set_xlabel("step")
+    ax.set_ylabel("win rate (plain plays)")
+    ax.set_ylim(NOT_PLAYED_Y - 0.08, 1.05)
+    ax.set_yticks([NOT_PLAYED_Y, 0.0, 0.2, 0.4, 0.6, 0.8, 1.0], ["not played", "0", "0.2", "0.4", "0.6", "0.8", "1"])
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 PLOTS: dict[str, tuple[Callable[[Axes, RunData], None], str]] = {
     "regret.png": (plot_regret, "Regret and both arms"),
     "agent_return.png": (plot_return, "Agent return"),
@@ -231,6 +284,7 @@ PLOTS: dict[str, tuple[Callable[[Axes, RunData], None], str]] = {
     "valid_by_skill.png": (plot_valid_by_skill, "Valid fraction per skill"),
     "diversity.png": (plot_diversity, "Vendi / n"),
     "eval_deltas.png": (plot_evals, "Held-out evaluation deltas"),
+    "lineage.png": (plot_lineage, "Lineage: win rate along mutation lines"),
 }
 """File name -> (drawing function, section title)."""
 

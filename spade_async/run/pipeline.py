@@ -47,6 +47,7 @@ from spade_async.eval.inloop import InLoopEval
 from spade_async.learner.base import Learner
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.embed import TextEmbedder
+from spade_async.memory.lineage import audit_event_message
 from spade_async.memory.records import EpisodeRecord
 from spade_async.memory.store import Store
 from spade_async.run.retention import prune_adapters
@@ -265,7 +266,7 @@ class Pipeline:
         for env_id, reason in failures.items():
             expelled = self.curriculum.expel(env_id, reason)
             self.audit_retired += 1
-            await self.store.record_event(step, "error", f"env {env_id[:12]} retired by the play audit: {reason}")
+            await self.store.record_event(step, "error", audit_event_message(env_id, reason))
             if expelled is not None:
                 await self.generator.write_stats(expelled, step, "invalid", None)
         return [r for r in results if r is not None and r[0].env_id not in failures]

@@ -13,10 +13,11 @@ from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import alternating_designer, make_config
 
 
-def pipeline_run(tmp_path: Path, steps: int = 4) -> Path:
-    """A 4-step SPADE run (coin designs admitted, broken ones rejected); returns its folder."""
+def pipeline_run(tmp_path: Path, steps: int = 4, **selfplay: object) -> Path:
+    """A 4-step SPADE run (coin designs admitted, broken ones rejected); returns its folder.
+    ``selfplay``: more settings of the selfplay section."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
+    cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0, **selfplay)
     cfg.run.max_steps = steps
 
     async def go() -> None:

@@ -6,12 +6,15 @@ The honest environment of the same generation plays on."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from pathlib import Path
 
 import pytest
 
+from spade_async.memory.lineage import END_EXPELLED, read_lineage
+from spade_async.memory.readonly import open_readonly
 from spade_async.memory.steering import SteerError, queue_action
 from spade_async.run.assemble import open_run
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
@@ -47,6 +50,9 @@ async def test_play_audit_retires_an_env_that_cheats_only_in_play(tmp_path: Path
     retired = rows(db, "SELECT step, message FROM events WHERE message LIKE '%retired by the play audit%'")
     # at its first step; when the designer writes it again (step 2) it is a copy of memory, refused unplayed
     assert [s for s, _ in retired] == [0] and all("won in play" in m for _, m in retired), retired
+    with contextlib.closing(open_readonly(db)) as conn:  # the lineage reads the expulsion back
+        expelled = read_lineage(conn).nodes[cheat_id]
+    assert (expelled.end, expelled.ended_step) == (END_EXPELLED, 0) and "won in play" in (expelled.end_reason or "")
     again = rows(db, "SELECT step, message FROM events WHERE kind = 'rejected'")  # the only refusal of the run
     assert [s for s, _ in again] == [2] and "copy of an environment" in again[0][1], again
     assert rows(db, f"SELECT count(*) FROM episodes WHERE env_id = '{cheat_id}'")[0][0] == 0  # never trained on
