@@ -6,7 +6,8 @@ change to a table is made, and reviewed, in one layer. Readers elsewhere (``repo
 ``export``, ``run``, ``selfplay.design.status``, ``eval``, and the separate ``tui`` package)
 call these functions and never write SQL themselves. The functions take a connection (any
 connection; :func:`spade_async.memory.readonly.open_readonly` gives a read-only one) and
-return rows as SQLite returns them, or plain values; they never write.
+return rows as SQLite returns them, plain values, or plain records of ``records.py``
+(:func:`lineage_rows`); they never write.
 
 The two that open the database themselves (:func:`has_checkpoint`,
 :func:`legacy_checkpoint_names`) open it ``mode=ro`` without a busy timeout and treat any

@@ -18,6 +18,7 @@ from spade_async.memory.lineage import (
     audit_event_message,
     build_lineage,
     parse_audit_event,
+    read_lineage,
 )
 from spade_async.memory.records import LineageRow
 from spade_async.memory.schema import MIGRATIONS
@@ -140,3 +141,37 @@ def test_lineage_rows_reads_the_schema() -> None:
     )
     (r,) = queries.lineage_rows(conn)
     assert r == LineageRow("c", "p", "mutation", None, 2, 2, False, "invalid", None, None, 3, ("not json",))
+
+
+def test_read_lineage_takes_ends_from_the_audits_events_and_applied_retirements() -> None:
+    conn = sqlite3.connect(":memory:")
+    for _name, sql in MIGRATIONS:
+        conn.executescript(sql)
+    ids = {name: name[0] * 64 for name in ("audited", "byhand", "refused", "parent")}
+
+    def env(name: str, status: str, parent: str | None = "parent") -> None:
+        conn.execute(
+            "INSERT INTO environments (id, created_step, domain, origin, parent_id, code, valid, status, updated_step) "
+            "VALUES (?, 0, 'games', 'mutation', ?, ?, 1, ?, 5)",
+            (ids[name], None if parent is None else ids[parent], name, status),
+        )
+
+    env("parent", "retired", parent=None)
+    env("audited", "invalid")
+    env("byhand", "retired")
+    env("refused", "retired")
+    conn.execute(
+        "INSERT INTO events (step, kind, message, created_at) VALUES (2, 'error', ?, 0)",
+        (audit_event_message(ids["audited"], "won in play: every action wins"),),
+    )
+    for env_id, status, step in ((ids["byhand"], "applied", 3), (ids["refused"], "rejected", 1)):
+        conn.execute(
+            "INSERT INTO steer_actions (created_at, who, kind, args, status, step) VALUES (0, 't', 'retire', ?, ?, ?)",
+            (f'{{"env_id": "{env_id}"}}', status, step),
+        )
+    lin = read_lineage(conn)
+    audited, byhand, refused = (lin.nodes[ids[k]] for k in ("audited", "byhand", "refused"))
+    assert (audited.end, audited.ended_step, audited.end_reason) == (END_EXPELLED, 2, "won in play: every action wins")
+    assert (byhand.end, byhand.ended_step) == (END_RETIRED_BY_HAND, 3)
+    assert (refused.end, refused.ended_step) == (END_RETIRED, 5)  # a refused request changed nothing
+    assert lin.nodes[ids["parent"]].children == (ids["audited"], ids["byhand"], ids["refused"])
