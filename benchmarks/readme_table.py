@@ -101,6 +101,12 @@ def model_name(args: Mapping[str, Any]) -> str:
     return "SmolLM2-135M" if args.get("model", "embedded") == "embedded" else f"model {args['model']}"
 
 
+def in_run_order(dtypes: list[str], args: Mapping[str, Any]) -> list[str]:
+    """``dtypes`` in the order the benchmark's ``--dtypes`` named them (the rest after, sorted)."""
+    named = str(args.get("dtypes", "")).split(",")
+    return sorted(dtypes, key=lambda dt: (named.index(dt) if dt in named else len(named), dt))
+
+
 def _dtypes(f: Mapping[str, float], suffix: str) -> list[str]:
     return [key.removesuffix(suffix) for key in f if key.endswith(suffix)]
 
@@ -109,7 +115,7 @@ def learner_rows(f: Mapping[str, float], args: Mapping[str, Any]) -> list[Row]:
     parts = [
         f"{dt}: tokens/s ratio {f[dt + '_grpo_over_bare']:.2f} (best rounds {f[dt + '_grpo_over_bare_best']:.2f}), "
         f"{f[dt + '_grpo_over_hf_full']:.2f}x a full-vocabulary HF step, MFU {f[dt + '_mfu']:.3f}"
-        for dt in _dtypes(f, "_grpo_over_bare")
+        for dt in in_run_order(_dtypes(f, "_grpo_over_bare"), args)
     ]
     return [
         (
@@ -132,7 +138,7 @@ def engine_rows(f: Mapping[str, float], args: Mapping[str, Any]) -> list[Row]:
         parts = [
             f"{dt}: ours {rate['ours-' + dt]:.0f} tok/s vs `generate` {rate['generate-' + dt]:.0f} "
             f"({rate['ours-' + dt] / rate['generate-' + dt]:.2f}x)"
-            for dt in [col.removeprefix("ours-") for col in rate if col.startswith("ours-")]
+            for dt in in_run_order([col.removeprefix("ours-") for col in rate if col.startswith("ours-")], args)
         ]
         parts += [
             f"vLLM CPU {col.removeprefix('vllm-')}: {v:.0f} tok/s" for col, v in rate.items() if col.startswith("vllm-")

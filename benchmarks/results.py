@@ -111,4 +111,4 @@ class Recorder:
             "machine": {**self.machine, "load_end": load_average(), "date_end": now()},
         }
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        Path(self.path).write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        Path(self.path).write_text(json.dumps(doc, indent=2) + "\n")
