@@ -1,5 +1,5 @@
 """What the README and docs say exists is checked against the code: make targets, commands,
-presets, extras, install commands, and the parts that were once "not built" and now are.
+presets, benchmark and script files, extras, install commands, and the parts that were once "not built" and now are.
 
 Why: the README kept saying engine replicas on other machines were not built a release after
 they were, named an install command the install section had replaced, and quoted benchmark
@@ -68,6 +68,12 @@ def preset_problems(text: str) -> list[str]:
     return [f"configs/{p}.toml does not exist" for p in sorted(named - PRESETS)]
 
 
+def file_problems(text: str) -> list[str]:
+    """Every benchmark and script named is a file of the checkout."""
+    named = set(re.findall(r"\b((?:benchmarks|scripts)/[a-z0-9_]+\.(?:py|sh))\b", text))
+    return [f"{path} does not exist" for path in sorted(named) if not (ROOT / path).is_file()]
+
+
 def extra_problems(text: str) -> list[str]:
     named = set(re.findall(r"(?:spade-async|\.)\[([a-z-]+(?:,[a-z-]+)*)\]", text))
     return [f"extra [{e}] is not in pyproject.toml" for group in named for e in group.split(",") if e not in EXTRAS]
@@ -95,6 +101,7 @@ def readme_problems(text: str) -> list[str]:
         *command_problems(text),
         *make_problems(text),
         *preset_problems(text),
+        *file_problems(text),
         *extra_problems(text),
         *install_problems(text),
         *stale_problems(text),
@@ -109,7 +116,7 @@ def test_the_readmes_claims_hold() -> None:
 def test_a_broken_readme_fails_every_check() -> None:
     broken = """
     Run `spade-async trian tiny` or `spade-async config shw x`, then `make benchmark`.
-    Edit configs/huge.toml; install with `pip install -e '.[ray]'` or `pip install '/path/to/spade-async[gpu]'`.
+    Edit configs/huge.toml, time it with `python benchmarks/speed.py`; install with `pip install -e '.[ray]'` or `pip install '/path/to/spade-async[gpu]'`.
     Engine replicas on other machines and multi-node learners are not built.
     | what | command | figure |
     | sandbox spawn | `python benchmarks/sandbox.py` | p50 4.5 ms |
@@ -123,6 +130,7 @@ def test_a_broken_readme_fails_every_check() -> None:
         "`spade-async config shw` is not a command",
         "`make benchmark` is not a Makefile target",
         "configs/huge.toml does not exist",
+        "benchmarks/speed.py does not exist",
         "extra [gpu] is not in pyproject.toml",
         "`pip install -e '.[ray]'` does not name the extra on the checkout's path",
         "stale: 'p50 4.5 ms'",
@@ -137,9 +145,9 @@ def test_a_broken_readme_fails_every_check() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(DOCS))
-def test_every_extra_and_command_the_docs_name_exists(name: str) -> None:
+def test_every_extra_command_and_file_the_docs_name_exists(name: str) -> None:
     text = DOCS[name]
-    assert extra_problems(text) + command_problems(text) + make_problems(text) == []
+    assert extra_problems(text) + command_problems(text) + make_problems(text) + file_problems(text) == []
 
 
 def test_every_preset_is_in_the_readmes_table() -> None:
