@@ -11,8 +11,8 @@ reward still comes from how the environment plays.
 
 Prompt length: every prompt must leave room for its completion inside
 ``engine.max_model_len`` (vLLM rejects a longer request, which would end the step).
-:func:`fit_design_prompt` drops the failure summaries first (the last example's first, the
-mutation parent's last), then memory examples (last first), then shortens the document,
+:func:`fit_design_prompt` drops the failure summaries first (whole, the last example's
+first; a mutation shows only its parent's), then memory examples (last first), then shortens the document,
 then turns a mutation whose parent alone is too long into a fresh design; a repair prompt
 lists fewer validator reasons, or is skipped; a hint prompt that cannot fit is skipped.
 
