@@ -40,11 +40,18 @@ docs: setup
 test: lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
+# Run the benchmarks, each writing its headline figures to $(BENCH_RESULTS)/NAME.json, then
+# rewrite docs/measured.md and the README's measured table from them (a test fails while the
+# README's table differs from docs/measured.md). A benchmark that fails stops here, README untouched.
+BENCH_RESULTS ?= benchmarks/results
+
 bench: setup
-	$(PY) benchmarks/sandbox.py
-	$(PY) benchmarks/learner.py
-	$(PY) benchmarks/pipeline.py
-	$(PY) benchmarks/engine.py
+	rm -f $(BENCH_RESULTS)/*.json
+	$(PY) benchmarks/sandbox.py --json $(BENCH_RESULTS)/sandbox.json
+	$(PY) benchmarks/pipeline.py --json $(BENCH_RESULTS)/pipeline.json
+	$(PY) benchmarks/learner.py --json $(BENCH_RESULTS)/learner.json
+	$(PY) benchmarks/engine.py --json $(BENCH_RESULTS)/engine.json
+	$(PY) benchmarks/readme_table.py --results $(BENCH_RESULTS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -35,7 +35,8 @@ the bound is generous).
 
 Usage: ``python benchmarks/engine.py [--model embedded|tiny|PATH] [--batches 1,16]
 [--prompt 64] [--new 64] [--rounds 3] [--threads 2] [--device cpu|cuda]
-[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none]``
+[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none] [--json PATH]``; ``--json`` also
+writes the headline figures for the README's table (``make bench``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from typing import Any
 import anyio
 import torch
 from limits import cpu_line, memory_bandwidth  # benchmarks/ is on sys.path: the scripts run as files
+from results import Recorder
 
 from spade_async.config import EMBEDDED_MODEL
 from spade_async.engine.base import GenerationRequest, Sampling
@@ -171,6 +173,7 @@ def load_avg() -> str:
 
 
 async def amain(args: argparse.Namespace) -> None:
+    rec = Recorder("engine", args.json, {k: v for k, v in vars(args).items() if k != "json"})
     torch.set_num_threads(args.threads)
     if args.model == "tiny":
         path = str(build_tiny_model())
@@ -209,6 +212,7 @@ async def amain(args: argparse.Namespace) -> None:
             print(f"  batch {batch:3d} (load average {load_avg()}):")
             for name, m in r.items():
                 bound = batch * bandwidth / weight_bytes[name.split("-", 1)[1]]
+                rec.add(**{f"b{batch}_{name}_tok_s": m["tok_s"], f"b{batch}_{name}_mbu": m["tok_s"] / bound})
                 print(
                     f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
                     f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}  "
@@ -219,6 +223,7 @@ async def amain(args: argparse.Namespace) -> None:
                 print(
                     f"    ours/generate {dt}: {ratio:.3f} ({'meets' if ratio >= TARGET else 'BELOW'} target {TARGET})"
                 )
+        rec.write()
     finally:
         for engine in vllm.values():
             await engine.aclose()
@@ -257,6 +262,7 @@ def main() -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--dtypes", default="float32,bfloat16", help="HF engine and generate dtypes")
     ap.add_argument("--vllm", default="bfloat16,float32", help="vLLM dtypes, or none (needs the vllm extra)")
+    ap.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     anyio.run(amain, ap.parse_args())
 
 

@@ -25,7 +25,8 @@ token, 4 x the lm_head (the lm_head runs at trained positions only); causal atte
 3 x 2 L H T^2 per sequence. Embedding lookups, norms and activations are not counted.
 
 Usage: ``python benchmarks/learner.py [--model embedded|PATH] [--batch 16] [--prompt 60]
-[--completion 48] [--rounds 3] [--threads 2] [--device cpu] [--dtypes float32,bfloat16]``
+[--completion 48] [--rounds 3] [--threads 2] [--device cpu] [--dtypes float32,bfloat16]
+[--json PATH]``; ``--json`` also writes the headline figures for the README's table (``make bench``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Any
 
 import torch
 from limits import cpu_line, matmul_peak  # benchmarks/ is on sys.path: the scripts run as files
+from results import Recorder
 
 from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig
 from spade_async.engine.embedded import resolve_model_path
@@ -116,15 +118,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtypes", default="float32,bfloat16", help="base-model dtypes to measure, each with its MFU")
+    ap.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     args = ap.parse_args()
+    rec = Recorder("learner", args.json, {k: v for k, v in vars(args).items() if k != "json"})
     torch.set_num_threads(args.threads)
     path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
     print(cpu_line())
     for dtype in [d for d in args.dtypes.split(",") if d]:
-        measure_dtype(args, path, dtype)
+        measure_dtype(args, path, dtype, rec)
+    rec.write()
 
 
-def measure_dtype(args: argparse.Namespace, path: str, dtype: str) -> None:
+def measure_dtype(args: argparse.Namespace, path: str, dtype: str, rec: Recorder) -> None:
     cfg = LearnerConfig(lr=1e-5, micro_batch=args.micro_batch, kl_coef=0.0)
     trainer = Trainer(path, ModelConfig.model_validate({"dtype": dtype}), cfg, device=args.device, seed=0)
     base: Any = trainer.model.get_base_model()
@@ -185,6 +190,15 @@ def measure_dtype(args: argparse.Namespace, path: str, dtype: str) -> None:
     print(
         f"  grpo {flops / 1e9:.1f} GFLOP per step: {achieved / 1e9:.1f} GFLOP/s; same-run {dtype} matmul peak "
         f"{peak / 1e9:.1f} GFLOP/s; MFU {achieved / peak:.3f}"
+    )
+    rec.add(
+        **{
+            f"{dtype}_grpo_tok_s": tps["grpo"],
+            f"{dtype}_grpo_over_bare": tps["grpo"] / tps["bare"],
+            f"{dtype}_grpo_over_bare_best": best,
+            f"{dtype}_grpo_over_hf_full": tps["grpo"] / tps["hf_full"],
+            f"{dtype}_mfu": achieved / peak,
+        }
     )
 
 

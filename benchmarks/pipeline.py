@@ -10,7 +10,9 @@ Part 2, real: the tiny random model with the real HF engine and GRPO trainer on 
 environments, sync then async. On a 2-core CPU both stages compete for the same cores, so
 expect little gain there; the figure is printed for honesty, not as a target.
 
-    python benchmarks/pipeline.py [--steps 10] [--gen 0.4] [--learn 0.4] [--skip-real]
+    python benchmarks/pipeline.py [--steps 10] [--gen 1.0] [--learn 1.0] [--skip-real] [--json PATH]
+
+``--json PATH`` also writes the headline figures for the README's table (``make bench``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from pathlib import Path
 
 import anyio
+from results import Recorder  # benchmarks/ is on sys.path: the scripts run as files
 
 from spade_async.config import Config
 from spade_async.run.assemble import open_run
@@ -100,7 +103,9 @@ def main() -> None:
     parser.add_argument("--learn", type=float, default=1.0, help="scripted learner seconds per step")
     parser.add_argument("--real-steps", type=int, default=4)
     parser.add_argument("--skip-real", action="store_true")
+    parser.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     args = parser.parse_args()
+    rec = Recorder("pipeline", args.json, {k: v for k, v in vars(args).items() if k != "json"})
     n, g, lcost = args.steps, args.gen, args.learn
     ideal = n * (g + lcost) / (n * max(g, lcost) + min(g, lcost))
     with tempfile.TemporaryDirectory() as d:
@@ -114,11 +119,14 @@ def main() -> None:
         print(f"  speed-up   {speedup:7.2f}x  (ideal {ideal:.2f}x for {n} steps, 2x asymptotic)")
         print(f"  achieved   {speedup / ideal:7.1%} of ideal   [target >= 90%]")
         print(f"  generator busy (async) {busy:6.1%}   [target >= 90%]")
+        rec.add(steps=n, speedup=speedup, ideal=ideal, of_ideal=speedup / ideal, generator_busy=busy)
         if not args.skip_real:
             rs = anyio.run(real, tmp, args.real_steps, True)
             ra = anyio.run(real, tmp, args.real_steps, False)
             print(f"real tiny model (HF engine + GRPO trainer, CPU), {args.real_steps} steps")
             print(f"  sync {rs:.1f} s, async {ra:.1f} s, speed-up {rs / ra:.2f}x (both stages share 2 cores)")
+            rec.add(real_steps=args.real_steps, real_sync_s=rs, real_async_s=ra, real_speedup=rs / ra)
+    rec.write()
 
 
 if __name__ == "__main__":

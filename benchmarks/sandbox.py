@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import anyio
+from results import Recorder  # benchmarks/ is on sys.path: the scripts run as files
 
 from spade_async.config import SandboxConfig
 from spade_async.envs.contract import INJECTED
@@ -32,8 +33,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
 
 
-def line(name: str, values: list[float], unit: str = "ms") -> None:
+def line(name: str, values: list[float], unit: str = "ms") -> float:
+    """Print p50 and p99 of ``values``; return the p50."""
     print(f"{name:<34} p50 {pct(values, 0.5):8.3f} {unit}   p99 {pct(values, 0.99):8.3f} {unit}   (n={len(values)})")
+    return pct(values, 0.5)
 
 
 def pss_kib(pid: int) -> int:
@@ -58,11 +61,14 @@ async def bench_spawn(spawns: int, warm: int, gap_s: float) -> list[float]:
         return spawn_ms
 
 
-async def bench_sandbox(spawns: int, steps: int, concurrency: int, gap_s: float) -> None:
+async def bench_sandbox(spawns: int, steps: int, concurrency: int, gap_s: float, rec: Recorder) -> None:
     cold = await bench_spawn(spawns, 0, gap_s)
     warm = await bench_spawn(spawns, SandboxConfig().warm_children, gap_s)
-    line("spawn as the caller sees it, no warm", cold)
-    line(f"spawn as the caller sees it, {SandboxConfig().warm_children} warm", warm)
+    rec.add(
+        warm_children=SandboxConfig().warm_children,
+        spawn_no_warm_p50_ms=line("spawn as the caller sees it, no warm", cold),
+        spawn_warm_p50_ms=line(f"spawn as the caller sees it, {SandboxConfig().warm_children} warm", warm),
+    )
     print(f"{'warm / no-warm p50':<34} {pct(warm, 0.5) / pct(cold, 0.5):10.2f}x")
     async with await SandboxPool.start(SandboxConfig(max_children=max(concurrency, 8))) as pool:
         print(f"isolation: {pool.isolation.level} ({', '.join(pool.isolation.active)})")
@@ -73,7 +79,7 @@ async def bench_sandbox(spawns: int, steps: int, concurrency: int, gap_s: float)
                 started = time.perf_counter()
                 await env.step(ACTION)
                 step_ms.append((time.perf_counter() - started) * 1e3)
-        line("sandbox step round trip", step_ms)
+        rec.add(step_p50_ms=line("sandbox step round trip", step_ms))
 
         envs = [await pool.open(ENV_SOURCE) for _ in range(concurrency)]
         for env in envs:
@@ -91,6 +97,7 @@ async def bench_sandbox(spawns: int, steps: int, concurrency: int, gap_s: float)
                 tg.start_soon(drive, env)
         elapsed = time.perf_counter() - started
         print(f"{'steps/s with ' + str(concurrency) + ' children':<34} {per_env * concurrency / elapsed:10.0f}")
+        rec.add(children=concurrency, steps_per_s=per_env * concurrency / elapsed, pss_mib=statistics.mean(pss) / 1024)
         print(
             f"{'memory per child (PSS)':<34} {statistics.mean(pss) / 1024:10.2f} MiB   "
             f"(zygote PSS {pss_kib(pool._server.process.pid) / 1024:.1f} MiB)"
@@ -99,7 +106,7 @@ async def bench_sandbox(spawns: int, steps: int, concurrency: int, gap_s: float)
             await env.aclose()
 
 
-def bench_cold(runs: int) -> None:
+def bench_cold(runs: int) -> float:
     code = (
         "from spade_async.envs.contract import INJECTED\nimport sys\nns = dict(INJECTED)\n"
         f"exec({ENV_SOURCE!r}, ns)\nenv = ns['GuessNumber']()\nenv.reset(0)\nenv.step({ACTION!r})\n"
@@ -109,10 +116,10 @@ def bench_cold(runs: int) -> None:
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", code], check=True)
         times.append((time.perf_counter() - started) * 1e3)
-    line("cold `python -c` start + 1 step", times)
+    return line("cold `python -c` start + 1 step", times)
 
 
-def bench_in_process(steps: int) -> None:
+def bench_in_process(steps: int) -> float:
     namespace = dict(INJECTED)
     exec(compile(ENV_SOURCE, "<env>", "exec"), namespace)
     env = namespace["GuessNumber"]()
@@ -122,7 +129,7 @@ def bench_in_process(steps: int) -> None:
         started = time.perf_counter()
         env.step(ACTION)
         times.append((time.perf_counter() - started) * 1e3)
-    line("in-process step call", times)
+    return line("in-process step call", times)
 
 
 def main() -> None:
@@ -134,10 +141,12 @@ def main() -> None:
     parser.add_argument(
         "--gap-ms", type=float, default=5.0, help="pause before each open (an episode's length; 0 = back to back)"
     )
+    parser.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     args = parser.parse_args()
-    anyio.run(bench_sandbox, args.spawns, args.steps, args.concurrency, args.gap_ms / 1e3)
-    bench_cold(args.cold)
-    bench_in_process(args.steps)
+    rec = Recorder("sandbox", args.json, {k: v for k, v in vars(args).items() if k != "json"})
+    anyio.run(bench_sandbox, args.spawns, args.steps, args.concurrency, args.gap_ms / 1e3, rec)
+    rec.add(cold_start_p50_ms=bench_cold(args.cold), in_process_step_p50_ms=bench_in_process(args.steps))
+    rec.write()
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@
 # machine with network by `make gpu-wheels` (default .gpu-wheels/, ~47 MB); they are unpacked
 # into a temporary folder put on PYTHONPATH, so the machine's own environment is not changed.
 # Then scripts/gpu_check.py runs on a random-initialised model with Qwen3-4B's shape: the HF
-# engine on CUDA, a bf16 LoRA and a QLoRA learner step at 16 x 4096 tokens, the NF4-vs-bf16
-# logprob gap and the fork-safety of the CUDA probe. It prints one table, writes it as JSON,
+# engine on CUDA, a bf16 LoRA and a QLoRA learner step at 16 x 4096 tokens, the QLoRA learner's
+# logprob gap (engine on the original and on the dequantised base) and the fork-safety of the
+# CUDA probe. It prints one table, writes it as JSON,
 # and exits non-zero on any failure.
 #
 # Usage: bash scripts/gpu_check.sh [ARGS...]       (ARGS go to scripts/gpu_check.py)

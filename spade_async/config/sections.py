@@ -334,6 +334,12 @@ class MemoryConfig(Section):
     """Most environments kept as candidates for the designer's examples."""
     examples_shown: int = Field(default=2, ge=0)
     """Past environments shown in each designer prompt."""
+    failure_summary: bool = True
+    """Show, under each memory example and mutation parent in the designer prompt, a few lines on
+    how the agent played it (plain and hinted wins, turns used, how lost plays ended, their last
+    moves, crashed plays), read from the episodes table. They are the first thing the prompt
+    fitting drops, so a small `engine.max_model_len` keeps the examples and loses only them
+    (docs/designs.md: the prompt with and without)."""
     seed_tier: Literal["standard", "easy", "all"] = "standard"
     """Built-in environments the memory starts with: `standard` (probing games, two per skill),
     `easy` (one short game per skill, a warm-up for ~100M models), or `all`."""

@@ -36,6 +36,15 @@ import aiosqlite
 import anyio
 import msgspec
 
+from spade_async.memory.play_stats import (
+    EPISODE_SQL,
+    ERROR_SQL,
+    RECENT_EPISODES,
+    PlayStats,
+    aggregate,
+    error_pattern,
+    group_rows,
+)
 from spade_async.memory.records import (
     ENV_ORIGINS,
     ENV_STATUSES,
@@ -479,6 +488,20 @@ class Store:
         sets = ", ".join(f"{f} = ?" for f in _STATS_FIELDS)
         async with self._tx() as conn:
             await conn.executemany(f"UPDATE environments SET {sets} WHERE id = ?", params)
+
+    async def play_stats(self, env_ids: Sequence[str]) -> dict[str, PlayStats]:
+        """How the agent played each of ``env_ids`` (``memory.play_stats``: its newest plays of every
+        run in this database, and its crashed plays), read on the read-only connection."""
+        ids = list(dict.fromkeys(env_ids))
+        if not ids:
+            return {}
+        rows = await self._fetchall(EPISODE_SQL.format(marks=", ".join("?" * len(ids))), (*ids, RECENT_EPISODES))
+        grouped = group_rows(ids, [tuple(r) for r in rows])
+        stats = {}
+        for env_id in ids:
+            errors = [r[0] for r in await self._fetchall(ERROR_SQL, (error_pattern(env_id),))]
+            stats[env_id] = aggregate(env_id, grouped[env_id], errors)
+        return stats
 
     # ---------------------------------------------------------------- episodes, steps, events
 

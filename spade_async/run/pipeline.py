@@ -48,6 +48,7 @@ from spade_async.learner.base import Learner
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.lineage import audit_event_message
+from spade_async.memory.play_stats import play_error_message
 from spade_async.memory.records import EpisodeRecord
 from spade_async.memory.store import Store
 from spade_async.run.retention import prune_adapters
@@ -326,7 +327,7 @@ class Pipeline:
         for env, ep in played:
             if ep.error is not None:
                 self.curriculum.record_error(env.env_id)
-                await self.store.record_event(step, "error", f"env {env.env_id[:12]} failed during play: {ep.error}")
+                await self.store.record_event(step, "error", play_error_message(env.env_id, ep.error))
         for env, ep in ok:
             self.curriculum.record(step, env.env_id, ep.hinted, ep.outcome)
         await self.store.record_episodes(

@@ -41,6 +41,7 @@ from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.design.failures import failure_summary
 from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reason
 from spade_async.selfplay.design.status import GPU_DOC, is_small_model
 from spade_async.selfplay.health import vendi_score
@@ -257,6 +258,8 @@ class EnvGenerator:
                     domain=self.sp.domain,
                 )
             )
+        if self.cfg.memory.failure_summary:
+            await self._attach_summaries(jobs)
         results: list[Design | None] = [None] * len(jobs)
 
         async def one(i: int, job: DesignJob) -> None:
@@ -280,6 +283,15 @@ class EnvGenerator:
             for i, job in enumerate(jobs):
                 tg.start_soon(one, i, job)
         return [r for r in results if r is not None]
+
+    async def _attach_summaries(self, jobs: list[DesignJob]) -> None:
+        """Give each job the failure summary of every environment its prompt shows (examples, parent)."""
+        shown = {ex.env.id for job in jobs for ex in job.examples} | {job.parent.id for job in jobs if job.parent}
+        stats = await self.store.play_stats(sorted(shown))
+        text = {env_id: failure_summary(s, self.sp.max_turns) for env_id, s in stats.items()}
+        for job in jobs:
+            ids = [ex.env.id for ex in job.examples] + ([job.parent.id] if job.parent else [])
+            job.summaries = {i: text[i] for i in ids if text.get(i)}
 
     async def _record_design(self, d: Design, step: int) -> None:
         code = d.code or d.completion.text

@@ -28,7 +28,7 @@ from spade_async.selfplay.prompts import (
 
 EXPECTED = {
     "designer_fresh": {"skill", "document", "examples", "contract"},
-    "designer_mutation": {"skill", "document", "parent_code", "change"},
+    "designer_mutation": {"skill", "document", "parent_code", "parent_play", "change"},
     "example": {"title", "verdict", "code"},
     "contract": set(),
     "hint": {"code"},
@@ -36,7 +36,7 @@ EXPECTED = {
     "agent_system": set(),
     "agent_hint": {"hint", "observation"},
     "designer_tool_fresh": {"skill", "document", "examples", "contract"},
-    "designer_tool_mutation": {"skill", "document", "parent_code", "change"},
+    "designer_tool_mutation": {"skill", "document", "parent_code", "parent_play", "change"},
     "contract_tool": set(),
     "hint_tool": {"code"},
     "repair_tool": {"code", "reasons"},
@@ -148,7 +148,12 @@ def test_designer_prompts_fit_a_small_context() -> None:
         )
         assert approx_tokens(fresh) <= budget, (seed.name, approx_tokens(fresh))
         mutation = render(
-            "designer_mutation", skill="Optimization", document=document, parent_code=seed.source, change=MUTATIONS[0]
+            "designer_mutation",
+            skill="Optimization",
+            document=document,
+            parent_code=seed.source,
+            parent_play="",
+            change=MUTATIONS[0],
         )
         assert approx_tokens(mutation) <= budget
     assert approx_tokens(render("agent_system")) <= 100

@@ -11,7 +11,8 @@ reward still comes from how the environment plays.
 
 Prompt length: every prompt must leave room for its completion inside
 ``engine.max_model_len`` (vLLM rejects a longer request, which would end the step).
-:func:`fit_design_prompt` drops memory examples (last first), then shortens the document,
+:func:`fit_design_prompt` drops the failure summaries first (whole, the last example's
+first; a mutation shows only its parent's), then memory examples (last first), then shortens the document,
 then turns a mutation whose parent alone is too long into a fresh design; a repair prompt
 lists fewer validator reasons, or is skipped; a hint prompt that cannot fit is skipped.
 
@@ -36,7 +37,7 @@ from spade_async.selfplay.design.corpus import Document, cut
 from spade_async.selfplay.design.parsing import clean_hint, parse_designer
 from spade_async.selfplay.design.progress import N_STAGES, REASON_LOOP, admission_stage
 from spade_async.selfplay.health import win_rate_band
-from spade_async.selfplay.prompts import contract_text, render, render_example, template_for
+from spade_async.selfplay.prompts import contract_text, parent_play, render, render_example, template_for
 from spade_async.util.errors import UserError
 
 DESIGNER_SYSTEM = "You write small, correct, self-contained Python programs."
@@ -56,6 +57,9 @@ class DesignJob:
     """For mutations: the one concrete change asked for (see ``prompts.MUTATIONS``)."""
     domain: str = "games"
     """`games` or `tool_use`: which templates, contract and admission checks apply."""
+    summaries: dict[str, str] = field(default_factory=dict)
+    """Failure summaries (``selfplay.design.failures``) by environment id, for the examples and
+    the parent (``memory.failure_summary``); one missing or empty is not shown."""
 
 
 @dataclass
@@ -94,14 +98,29 @@ class Design:
         )
 
 
-def format_examples(examples: list[Example], low: float, high: float, ramp: float) -> str:
-    """Memory examples as prompt text, each with a verdict a small model can act on."""
+def format_examples(
+    examples: list[Example], low: float, high: float, ramp: float, summaries: dict[str, str] | None = None
+) -> str:
+    """Memory examples as prompt text, each with a verdict a small model can act on, and its
+    failure summary from ``summaries`` (by environment id) when it has one."""
     parts = []
     for i, ex in enumerate(examples, start=1):
         rec = ex.env
         band = win_rate_band(rec.win_rate, rec.valid, low, high, ramp) if rec.win_rate is not None else None
-        parts.append(render_example(rec.code, i, win_rate=rec.win_rate, regret=rec.regret, band=band))
+        summary = (summaries or {}).get(rec.id, "")
+        parts.append(render_example(rec.code, i, win_rate=rec.win_rate, regret=rec.regret, band=band, summary=summary))
     return "\n\n".join(parts)
+
+
+def _drop_a_summary(job: DesignJob) -> DesignJob | None:
+    """``job`` with one failure summary fewer (the last shown example's first; a mutation shows
+    only its parent's), or None when it shows none: a summary is dropped whole, never cut."""
+    mutation = job.origin == "mutation" and job.parent is not None
+    shown = [job.parent.id] if mutation and job.parent is not None else [ex.env.id for ex in job.examples]
+    for env_id in reversed(shown):
+        if job.summaries.get(env_id):
+            return replace(job, summaries={k: v for k, v in job.summaries.items() if k != env_id})
+    return None
 
 
 class PromptTooLong(UserError, ValueError):
@@ -126,6 +145,7 @@ def design_prompt(
         user = render(
             template_for(job.domain, "mutation"),
             parent_code=job.parent.code.strip(),
+            parent_play=parent_play(job.summaries.get(job.parent.id, "")),
             skill=job.skill,
             document=job.doc.text,
             change=job.change,
@@ -135,7 +155,7 @@ def design_prompt(
             template_for(job.domain, "fresh"),
             skill=job.skill,
             document=job.doc.text,
-            examples=format_examples(job.examples, low, high, ramp),
+            examples=format_examples(job.examples, low, high, ramp, job.summaries),
             contract=contract_text(job.domain),
         )
     return engine.chat_prompt(
@@ -156,8 +176,9 @@ def fit_design_prompt(
 ) -> tuple[list[int], DesignJob]:
     """The designer prompt for ``job`` cut to ``max_prompt_tokens``, and the job as shown.
 
-    Drops memory examples (last first), then halves the document down to ``MIN_DOC_CHARS``
-    and then drops it, then replaces a mutation by a fresh design. Raises
+    Drops the failure summaries first (the last example's first; a mutation shows only its
+    parent's), then memory examples (last first), then halves the document down to
+    ``MIN_DOC_CHARS`` and then drops it, then replaces a mutation by a fresh design. Raises
     :class:`PromptTooLong` (with the fix) when even the bare fresh prompt does not fit.
     """
 
@@ -166,7 +187,10 @@ def fit_design_prompt(
 
     ids = render_ids(job)
     while max_prompt_tokens is not None and len(ids) > max_prompt_tokens:
-        if job.examples:
+        fewer = _drop_a_summary(job)
+        if fewer is not None:
+            job = fewer
+        elif job.examples:
             job = replace(job, examples=job.examples[:-1])
         elif job.doc.text:
             text = job.doc.text

@@ -163,10 +163,22 @@ def render_example(
     win_rate: float | None = None,
     regret: float | None = None,
     band: str | None = None,
+    summary: str = "",
 ) -> str:
-    """One past environment for ``designer_fresh``'s ``{examples}`` (join several with blank lines)."""
+    """One past environment for ``designer_fresh``'s ``{examples}`` (join several with blank lines).
+
+    ``summary`` (``selfplay.design.failures``: how the agent played it) follows the code; empty,
+    the block is what it was before summaries existed.
+    """
     verdict = example_verdict(win_rate, regret, band)
-    return render("example", title=f"Example {index}", verdict=verdict, code=code.strip("\n"))
+    block = render("example", title=f"Example {index}", verdict=verdict, code=code.strip("\n"))
+    return block + ("\n" + summary if summary else "")
+
+
+def parent_play(summary: str) -> str:
+    """``designer_mutation``'s ``{parent_play}``: empty, or a newline and the parent's failure summary
+    (so a prompt without a summary is what it was before summaries existed)."""
+    return "\n" + summary if summary else ""
 
 
 def pick_mutation(rng: random.Random, domain: str = "games") -> str:

@@ -1,0 +1,114 @@
+"""A benchmark's headline figures as plain JSON, with the machine and moment they came from.
+
+Why: the README's measured table used to be typed in by hand and went stale (it quoted a
+spawn time and an async fraction two releases old). Now each benchmark that feeds the table
+writes its figures with ``--json PATH`` (``make bench`` does), beside what makes a figure on a
+shared CPU mean anything: the date, the CPU model and the flags that set its speed, the
+cores, the load average when the benchmark started and when it ended, and the commit it
+measured. ``benchmarks/readme_table.py`` turns these files into ``docs/measured.md`` and the
+README's table; nothing here imports torch, so the generator and its test stay light.
+
+The file format (``version`` 1): ``{"version", "benchmark", "args", "figures", "machine"}``
+with ``figures`` a flat ``name -> number`` map and ``machine`` as ``machine_snapshot`` returns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from spade_async.hardware.cpu import cpu_flags
+
+VERSION = 1
+FLAGS_THAT_MATTER = ("avx2", "avx512f", "avx512_bf16", "amx_bf16")
+"""The CPU flags that move these figures: the SIMD width and the bf16 dot-product instructions."""
+
+ROOT = Path(__file__).resolve().parents[1]
+GENERATED = ("docs/measured.md", "README.md", "benchmarks/results/")
+"""What ``make bench`` itself rewrites: changes there do not make the measured commit dirty."""
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def load_average() -> float:
+    """The 1-minute load average (``nan`` where ``/proc/loadavg`` is unreadable)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def commit() -> str:
+    """The short commit measured, ``+changes`` when tracked files other than the generated
+    ones differ from it (``unknown`` outside a git checkout)."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    dirty = [row[3:] for row in changed if not row[3:].startswith(GENERATED)]
+    return f"{head}+changes" if dirty else head
+
+
+def machine_snapshot() -> dict[str, Any]:
+    """Where and when: UTC time, CPU model, the flags that matter, cores, load average, commit."""
+    flags = cpu_flags()
+    return {
+        "date": now(),
+        "cpu": cpu_model(),
+        "flags": {flag: flag in flags for flag in FLAGS_THAT_MATTER},
+        "cores": len(os.sched_getaffinity(0)),
+        "load_start": load_average(),
+        "commit": commit(),
+    }
+
+
+class Recorder:
+    """Started when the benchmark starts (load average, date), written when it ends (with the
+    load average and date then: ``load_end``, ``date_end``)."""
+
+    def __init__(self, benchmark: str, path: str | None, args: dict[str, Any]) -> None:
+        self.benchmark, self.path, self.args = benchmark, path, args
+        self.machine = machine_snapshot()
+        self.figures: dict[str, float] = {}
+
+    def add(self, **figures: float) -> None:
+        self.figures.update({name: float(value) for name, value in figures.items()})
+
+    def write(self) -> None:
+        """Write the file (nothing without ``--json``), the end load average added."""
+        if self.path is None:
+            return
+        doc = {
+            "version": VERSION,
+            "benchmark": self.benchmark,
+            "args": self.args,
+            "figures": self.figures,
+            "machine": {**self.machine, "load_end": load_average(), "date_end": now()},
+        }
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        Path(self.path).write_text(json.dumps(doc, indent=2) + "\n")
