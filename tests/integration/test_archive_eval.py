@@ -81,7 +81,8 @@ async def test_archive_rounds_record_return_now_beside_return_at_retirement(tmp_
     lines: list[str] = []
     async with open_run(cfg, engine=forgetting_engine(), learner=ScriptedLearner(), report=lines.append) as p:
         patient_archive(p)
-        assert await p.run(sync=True) == 6
+        with anyio.fail_after(120):  # a deadlock guard (a player never started would hang the drain)
+            assert await p.run(sync=True) == 6
         # Step 2's regeneration retired the first generation: the archive is empty after step 2
         # (index 1), so the first round is the one due after step 4 (index 3).
         assert p.archive.played == [3, 5] and p.archive.skipped == 0
