@@ -32,6 +32,7 @@ from .lineage import LineageScreen
 from .reader import EnvDetail, EnvSummary, PollResult, RunInfo, RunReader, StepRow
 from .stats import band_counts, designer_tally, points, recent_envs, skill_stats
 from .steer import SteerKeys
+from .widgets.archive import ArchivePanel
 from .widgets.bands import BandHistogram
 from .widgets.envs import EnvDetailView, EnvTable
 from .widgets.evals import EvalPanel
@@ -128,6 +129,12 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
                         yield SkillTable(id="skills")
                         yield Static("[b]held-out eval[/b] (adapter - base)", classes="caption", id="evals-caption")
                         yield EvalPanel(id="evals")
+                        yield Static(
+                            "[b]archive[/b] (retired envs replayed: still solved)",
+                            classes="caption",
+                            id="archive-caption",
+                        )
+                        yield ArchivePanel(id="archive")
                 yield Static("[b]events[/b]", classes="caption")
                 yield EventLog(id="events")
             with TabPane("Environments [2]", id="environments"):
@@ -140,6 +147,7 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
         self._show_evals(False)
+        self._show_archive(False)
         self._render_header()
         self._schedule_poll()
         self.set_interval(self.poll_interval, self._schedule_poll)
@@ -189,6 +197,9 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         if result.evals:
             self.query_one("#evals", EvalPanel).add_rows(result.evals)
             self._show_evals(True)
+        if result.archive:
+            self.query_one("#archive", ArchivePanel).add_rows(result.archive)
+            self._show_archive(True)
         changed = [e for e in result.envs if self.envs.get(e.id) != e]
         for e in changed:
             self.envs[e.id] = e
@@ -206,6 +217,8 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         self.steps.clear()
         self.query_one("#evals", EvalPanel).clear()
         self._show_evals(False)
+        self.query_one("#archive", ArchivePanel).clear()
+        self._show_archive(False)
         self.envs.clear()
         self.query_one("#events", EventLog).clear()
         self.mark_steering([], reset=True)
@@ -235,6 +248,11 @@ class SpadeApp(SteerKeys):  # SteerKeys: an App with the steering keys (tui/stee
         """The eval panel is shown only once the run has evaluation results."""
         self.query_one("#evals", EvalPanel).display = on
         self.query_one("#evals-caption", Static).display = on
+
+    def _show_archive(self, on: bool) -> None:
+        """The archive panel is shown only once the run has archive rounds."""
+        self.query_one("#archive", ArchivePanel).display = on
+        self.query_one("#archive-caption", Static).display = on
 
     def _render_header(self) -> None:
         try:

@@ -136,6 +136,8 @@ class PollResult:
     envs: list[EnvSummary] = field(default_factory=list)
     evals: list[dict[str, Any]] = field(default_factory=list)
     """New whole-suite rows of the ``evals`` table (held-out evaluation), oldest first."""
+    archive: list[dict[str, Any]] = field(default_factory=list)
+    """New rows of the ``archive_evals`` table (archive re-evaluation), oldest first."""
     waiting: str | None = None
     reset: bool = False  # the run was rewound (resume): drop what was shown, this is all of it
 
@@ -150,6 +152,7 @@ class RunReader:
         self._last_step = -1
         self._last_event_id = 0
         self._last_eval_id = 0
+        self._last_archive_id = 0
         self._env_mark: int | None = None  # highest created/updated step seen; None: not loaded
         self._epoch: tuple[int, int] | None = None  # (run id, newest 'resume' event id)
 
@@ -219,9 +222,20 @@ class RunReader:
         marks = [max(e.created_step, e.updated_step or 0) for e in envs]
         self._env_mark = max([self._env_mark or 0, *marks])
         if reset:
-            self._last_eval_id = 0
+            self._last_eval_id = self._last_archive_id = 0
         evals = self._new_evals(conn)
-        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset, evals=evals)
+        archive = self._new_archive(conn, run.id)
+        return PollResult(run=run, steps=steps, events=events, envs=envs, reset=reset, evals=evals, archive=archive)
+
+    def _new_archive(self, conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
+        """Archive rows of the run added since the last poll ([] for a database without them)."""
+        try:
+            rows = queries.archive_rows_after(conn, run_id, self._last_archive_id)
+        except sqlite3.OperationalError:  # a run written before the archive existed
+            return []
+        if rows:
+            self._last_archive_id = int(rows[-1]["id"])
+        return [dict(r) for r in rows]
 
     def _new_evals(self, conn: sqlite3.Connection) -> list[dict[str, Any]]:
         """Whole-suite eval rows added since the last poll ([] for a database without evals)."""

@@ -451,6 +451,24 @@ class EvalConfig(Section):
     kept for final reports with `spade-async eval`."""
     concurrency: int = Field(default=4, gt=0)
     """Eval items played at once (alongside the training rollouts)."""
+    archive_every: int = Field(default=0, ge=0)
+    """Archive re-evaluation every this many steps (0 = off; on in the GPU presets): the live
+    adapter plays a fixed sample of retired environments again, plain (no hint), beside the
+    rollouts as the in-loop eval does (the learner never waits; a request while a round is
+    still running is skipped and counted). Says whether the agent still solves what it
+    learned earlier (forgetting); rows in the `archive_evals` table, the TUI and the report."""
+    archive_size: int = Field(default=16, gt=0)
+    """Most environments in the archive. As environments retire (naturally or by hand; not
+    those the play audit expelled, not pinned ones, not one never played plain), they join
+    while there is room, in a seeded order (run.seed); once in, one stays for the whole run,
+    so every round replays the same sample."""
+    archive_episodes: int = Field(default=2, gt=0)
+    """Plain plays of each archived environment per round, on fixed seeds (the same every round)."""
+    archive_solved: float = 0.5
+    """The return at or above which an environment counts as solved. The 'still solved'
+    fraction of a round is: of the archived environments whose return at retirement (their
+    mean plain return over their life) was >= this, the share whose mean return this round is
+    still >= this (no figure while none was solved at retirement)."""
 
 
 class ClusterConfig(Section):

@@ -198,6 +198,16 @@ def suite_evals_after(conn: sqlite3.Connection, eval_id: int) -> list[Any]:
     ).fetchall()
 
 
+def archive_rows_after(conn: sqlite3.Connection, run_id: int, row_id: int) -> list[Any]:
+    """``archive_evals`` rows of run ``run_id`` with an id above ``row_id``, oldest first
+    (``sqlite3.OperationalError`` for a database written before the archive existed)."""
+    return conn.execute(
+        "SELECT id, step, env_id, skill, adapter, retired_step, return_then, return_now, n, n_errors, "
+        "solved_then, solved_now FROM archive_evals WHERE run_id = ? AND id > ? ORDER BY id",
+        (run_id, row_id),
+    ).fetchall()
+
+
 # --- checkpoints ---------------------------------------------------------------------------
 
 

@@ -156,6 +156,32 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX steer_actions_status ON steer_actions(status, id);
         """,
     ),
+    (
+        # Archive re-evaluation (spade_async.eval.archive): every eval.archive_every steps the
+        # live adapter replays a fixed sample of retired environments; one row per environment
+        # per round. A resume deletes the rounds after its checkpoint (truncate_after).
+        "archive_evals",
+        """
+        CREATE TABLE archive_evals (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id),
+            created_at REAL NOT NULL,
+            step INTEGER NOT NULL,                    -- training step after which the round was requested (0-based)
+            env_id TEXT NOT NULL,
+            skill TEXT,
+            adapter TEXT NOT NULL,                    -- versions the round used: 'v5', or 'v5-v6' across a swap
+            retired_step INTEGER NOT NULL,            -- the step whose regeneration retired it (0-based)
+            return_then REAL NOT NULL,                -- mean plain return over its life, at retirement
+            return_now REAL,                          -- mean return of this round's plays (NULL: all errored)
+            n INTEGER NOT NULL,                       -- plays that finished
+            n_errors INTEGER NOT NULL DEFAULT 0,
+            solved_then INTEGER NOT NULL,             -- return_then >= eval.archive_solved
+            solved_now INTEGER NOT NULL,              -- return_now >= eval.archive_solved
+            seconds REAL                              -- wall time of the whole round
+        );
+        CREATE INDEX archive_evals_step ON archive_evals(step);
+        """,
+    ),
 ]
 
 METRIC_KEYS: tuple[str, ...] = (

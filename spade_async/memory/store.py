@@ -622,7 +622,7 @@ class Store:
     async def truncate_after(self, step: int) -> None:
         """Forget the current run's work after ``step`` (resume from the checkpoint at ``step``).
 
-        Deletes episodes, steps, events, checkpoints and in-loop eval rows with step > ``step`` and environments
+        Deletes episodes, steps, events, checkpoints, in-loop eval and archive rows with step > ``step`` and environments
         this run created after it (unless another run's episodes still use them), and queues again
         the steering actions settled after it, in one transaction. Stats of older environments are restored by ``restore_environment_stats``.
         """
@@ -647,6 +647,8 @@ class Store:
                 "DELETE FROM evals WHERE run_id = ? AND step > ? AND eval_id LIKE ?",
                 (run_id, step, LOOP_EVAL_PREFIX + "%"),
             )
+            # Archive rounds of the replayed steps (spade_async.eval.archive).
+            await conn.execute("DELETE FROM archive_evals WHERE run_id = ? AND step > ?", (run_id, step))
 
     # ---------------------------------------------------------------- evals (spade_async.eval)
 
@@ -690,6 +692,40 @@ class Store:
         (an old run's too: spade_async.util.steps.shown_eval_row)."""
         rows = await self._fetchall("SELECT * FROM evals ORDER BY id")
         return [shown_eval_row(r) for r in rows]
+
+    # ---------------------------------------------------------------- archive (spade_async.eval.archive)
+
+    ARCHIVE_COLUMNS: tuple[str, ...] = (
+        "step",
+        "env_id",
+        "skill",
+        "adapter",
+        "retired_step",
+        "return_then",
+        "return_now",
+        "n",
+        "n_errors",
+        "solved_then",
+        "solved_now",
+        "seconds",
+    )
+
+    async def record_archive(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert one archive round's rows (keys: ``ARCHIVE_COLUMNS``) in one transaction."""
+        run_id = self._need_run()
+        async with self._tx() as conn:
+            now = time.time()
+            cols = ", ".join(self.ARCHIVE_COLUMNS)
+            marks = ", ".join("?" for _ in self.ARCHIVE_COLUMNS)
+            await conn.executemany(
+                f"INSERT INTO archive_evals (run_id, created_at, {cols}) VALUES (?, ?, {marks})",
+                [(run_id, now, *(r.get(c) for c in self.ARCHIVE_COLUMNS)) for r in rows],
+            )
+
+    async def archive_rows(self) -> list[dict[str, Any]]:
+        """The current run's archive rows, oldest first."""
+        rows = await self._fetchall("SELECT * FROM archive_evals WHERE run_id = ? ORDER BY id", (self._need_run(),))
+        return [dict(r) for r in rows]
 
     # ---------------------------------------------------------------- steering (spade_async.selfplay.steering)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spade_async.eval.archive.rounds import Round, rounds
 from spade_async.memory import queries
 from spade_async.memory.lineage import Lineage, read_lineage
 from spade_async.memory.readonly import open_readonly
@@ -51,6 +52,8 @@ class RunData:
     """(1-based step, message) of the ``cluster`` events: remote pools or replicas lost, restarted."""
     lineage: Lineage = field(default_factory=Lineage)
     """The tree of mutations (spade_async.memory.lineage; its steps count from 0)."""
+    archive: list[Round] = field(default_factory=list)
+    """Archive re-evaluation rounds (``eval.archive_every``), in step order; empty when off."""
 
     def steered_steps(self) -> list[int]:
         """1-based steps at which at least one steering request took effect."""
@@ -97,6 +100,8 @@ def read_run(db: Path) -> RunData:
         data.checkpoints = queries.checkpoint_steps(conn)
         if "evals" in queries.table_names(conn):
             data.evals = [shown_eval_row(r) for r in queries.eval_rows(conn)]
+        if run is not None and "archive_evals" in queries.table_names(conn):
+            data.archive = rounds(queries.archive_rows_after(conn, int(run["id"]), 0))
         data.steering = read_actions(conn)
         data.lineage = read_lineage(conn)
         data.cluster_events = [

@@ -91,6 +91,7 @@ def summary(data: RunData, run_dir: Path) -> str:
     else:
         lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")
     lines.append("")
+    lines += _archive(data)
     lines += _steering(data)
     lines += _cluster(data)
     lines += _lineage(data)
@@ -101,6 +102,29 @@ def summary(data: RunData, run_dir: Path) -> str:
             lines += [why[0].upper() + why[1:] + ".", ""]
         lines += [f"![{title}]({name})", ""]
     return "\n".join(lines)
+
+
+def _archive(data: RunData) -> list[str]:
+    """Every archive round: retired environments replayed by the live adapter (forgetting)."""
+    if not data.archive:
+        return []
+    lines = [
+        "## Archive re-evaluation",
+        "",
+        "Retired environments replayed, plain, by the adapter live at each round. *Still solved*: of the "
+        "archived environments solved when they retired (return >= `eval.archive_solved`), the share "
+        "still solved now.",
+        "",
+        "| step | adapter | envs | still solved | return now | return at retirement |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in data.archive:
+        still = f"{r.still_solved}/{r.solved_then}" + (f" ({r.fraction:.0%})" if r.solved_then else "")
+        lines.append(
+            f"| {r.step} | {_cell(terminal_safe(r.adapter))} | {r.envs} | {still} | {_f(r.return_now)} | "
+            f"{_f(r.return_then)} |"
+        )
+    return [*lines, ""]
 
 
 def _last(data: RunData, key: str) -> float | None:

@@ -6,7 +6,8 @@ Why these plots: they are the questions a SPADE run must answer. Is the hint inf
 fraction, band shares)? Does it write code that runs (valid fraction per skill)? Is the pool
 diverse (Vendi score per environment)? Does the adapter beat the base on held-out items
 (eval deltas with their 95% intervals)? Where did each line of mutations go, and where did it
-end (the lineage)?
+end (the lineage)? Does it still solve what it learned earlier (the archive's retired
+environments replayed)?
 
 Every figure is ``SIZE`` inches at ``DPI``, so each PNG is exactly ``PIXELS`` pixels; a plot
 with nothing to show says so inside the frame instead of being left out.
@@ -276,6 +277,25 @@ def plot_lineage(ax: Axes, data: RunData) -> None:
     ax.grid(alpha=0.3)
 
 
+def plot_archive(ax: Axes, data: RunData) -> None:
+    ax.set_title("archive: retired environments replayed by the live adapter")
+    found = [r for r in data.archive if not math.isnan(r.return_now)]
+    if not found:
+        _empty(ax, "no archive round: eval.archive_every = 0, or nothing retired yet")
+        return
+    xs = [r.step for r in found]
+    ax.plot(xs, [r.return_now for r in found], label="return now", **STYLES[0])
+    ax.plot(xs, [r.return_then for r in found], label="return at retirement", **STYLES[1])
+    solved = [(r.step, r.fraction) for r in found if r.solved_then]
+    if solved:
+        ax.plot(*zip(*solved, strict=True), label="still solved (share)", **STYLES[2])
+    ax.set_xlabel("step")
+    ax.set_ylabel("mean outcome / share")
+    _unit_ylim(ax, [r.return_now for r in found] + [r.return_then for r in found])
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 PLOTS: dict[str, tuple[Callable[[Axes, RunData], None], str]] = {
     "regret.png": (plot_regret, "Regret and both arms"),
     "agent_return.png": (plot_return, "Agent return"),
@@ -285,6 +305,7 @@ PLOTS: dict[str, tuple[Callable[[Axes, RunData], None], str]] = {
     "diversity.png": (plot_diversity, "Vendi / n"),
     "eval_deltas.png": (plot_evals, "Held-out evaluation deltas"),
     "lineage.png": (plot_lineage, "Lineage: win rate along mutation lines"),
+    "archive.png": (plot_archive, "Archive re-evaluation (forgetting)"),
 }
 """File name -> (drawing function, section title)."""
 

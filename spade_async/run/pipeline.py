@@ -43,6 +43,8 @@ from spade_async.cluster.status import Fleet, record_cluster_status
 from spade_async.config import Config
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
+from spade_async.eval.archive.player import ArchiveEval
+from spade_async.eval.archive.sample import ArchiveSample
 from spade_async.eval.inloop import InLoopEval
 from spade_async.learner.base import Learner
 from spade_async.learner.samples import TrainSample
@@ -127,6 +129,8 @@ class Pipeline:
             designer_temperature=cfg.engine.designer.temperature,
             n_agent_samples_per_env=self.sp.plays,
         )
+        self.archive_sample = ArchiveSample(cfg.eval.archive_size, cfg.run.seed)
+        """The fixed sample of retired environments the archive rounds replay (in the snapshot)."""
         self.generator = EnvGenerator(
             cfg,
             engine=engine,
@@ -138,6 +142,7 @@ class Pipeline:
             embedder=embedder,
             report=report if "console" in cfg.log.backends else None,
             library_keys=warm_start_library_keys(cfg),
+            on_retire=self._archive_retirees,
         )
         self.steering = Steering(
             cfg, store=store, pool=pool, curriculum=self.curriculum, write_stats=self.generator.write_stats
@@ -174,6 +179,23 @@ class Pipeline:
             gate=lambda: self.paused.wait(),
         )
         """Held-out evaluation every ``eval.every`` steps, beside the two stages (spade_async.eval.inloop)."""
+        self.archive = ArchiveEval(
+            cfg,
+            engine=engine,
+            pool=pool,
+            store=store,
+            sample=self.archive_sample,
+            report=report,
+            sinks=lambda: self.trackers,
+            gate=lambda: self.paused.wait(),
+        )
+        """Retired environments replayed every ``eval.archive_every`` steps, beside the two stages
+        (spade_async.eval.archive)."""
+
+    def _archive_retirees(self, step: int, retired: list[LiveEnv]) -> None:
+        """Retirees join the archive's fixed sample (only when archive rounds are on)."""
+        if self.archive.enabled:
+            self.archive_sample.offer(step, retired)
 
     # -- control (TUI / signals) ---------------------------------------------------
     def pause(self) -> None:
@@ -195,6 +217,7 @@ class Pipeline:
                 "corpus": self.corpus.state(),
                 "engine_rng": self.engine.rng_state(),
                 "stale_dropped": self.stale_dropped,
+                "archive": self.archive_sample.state(),
             }
         )
 
@@ -204,6 +227,7 @@ class Pipeline:
         if snap.get("engine_rng") is not None:
             self.engine.set_rng_state(snap["engine_rng"])
         self.stale_dropped = int(snap.get("stale_dropped", 0))
+        self.archive_sample.load_state(snap.get("archive"))  # absent from checkpoints before the archive
 
     # -- producer: play -------------------------------------------------------------------
     async def _play_all(self, step: int) -> list[tuple[LiveEnv, Episode]]:
@@ -288,8 +312,8 @@ class Pipeline:
         return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") % (2**31)
 
     def _rollout_tokens(self) -> int:
-        """Tokens the engine generated for this run's rollouts (in-loop evaluation's left out)."""
-        return self.engine.generated_tokens - self.loop_eval.generated_tokens
+        """Tokens the engine generated for this run's rollouts (in-loop evaluation's and archive rounds' left out)."""
+        return self.engine.generated_tokens - self.loop_eval.generated_tokens - self.archive.generated_tokens
 
     async def produce(self, step: int) -> Batch:
         """Build one step's batch (design if due, play, score)."""
@@ -427,6 +451,7 @@ class Pipeline:
                     metrics.update(await self._probe_adapter(batch.step, version))
                 await anyio.to_thread.run_sync(prune_adapters, self.run_dir, self.cfg.run.keep_adapters, {version})
         self.loop_eval.request(batch.step)  # never waits: skipped (and counted) while one is running
+        self.archive.request(batch.step)  # the same: never waits
         metrics["stale_dropped"] = float(self.stale_dropped)
         metrics["adapter_version"] = float(self.engine.adapter_version)
         metrics["time_learn_s"] = time.perf_counter() - t0
@@ -471,6 +496,7 @@ class Pipeline:
             root.start_soon(self._watch_signals, root.cancel_scope)
             root.start_soon(self._heartbeat)
             root.start_soon(self.loop_eval.serve, self.start_step)
+            root.start_soon(self.archive.serve, self.start_step)
             if overlap:
                 send, receive = anyio.create_memory_object_stream[Batch](lead - 1)
 
@@ -489,6 +515,7 @@ class Pipeline:
                             await self.consume(batch)
                             done += 1
                     await self.loop_eval.finish(drain=not self.stop_requested)
+                    await self.archive.finish(drain=not self.stop_requested)
                     root.cancel_scope.cancel()
 
                 root.start_soon(producer)
@@ -501,6 +528,7 @@ class Pipeline:
                     await self.consume(await self.produce(step))
                     done += 1
                 await self.loop_eval.finish(drain=not self.stop_requested)
+                await self.archive.finish(drain=not self.stop_requested)
                 root.cancel_scope.cancel()
         if done and not self.stop_requested and self.start_step + done >= self.cfg.run.max_steps:
             with anyio.CancelScope(shield=True):

@@ -98,8 +98,12 @@ class EnvGenerator:
         embedder: TextEmbedder | None = None,
         report: Callable[[str], None] | None = None,
         library_keys: frozenset[str] = frozenset(),
+        on_retire: Callable[[int, list[LiveEnv]], None] | None = None,
     ) -> None:
         self.cfg = cfg
+        self.on_retire = on_retire
+        """Told, at each retirement, the environments that retired (not expelled, not pinned):
+        the archive (spade_async.eval.archive) picks its fixed sample from them."""
         self.library_keys = library_keys
         """``code_key`` of every file the warm start trained on: re-emitting one is a copy."""
         self.report = report
@@ -183,11 +187,16 @@ class EnvGenerator:
     async def retire_live(self, step: int) -> list[TrainSample]:
         """Retire the live generation: score its designs, store what each earned; its designer samples."""
         retired = self.curriculum.retire()
+        gone: list[LiveEnv] = []
         for (
             env
         ) in retired.envs:  # expelled by the play audit: never back from memory (pinned or not); pinned: carried on
             status = "invalid" if env.expelled else "active" if env.env_id in self.curriculum.pinned else "retired"
             await self.write_stats(env, step, status, retired.designer_rewards.get(env.env_id))
+            if status == "retired":
+                gone.append(env)
+        if self.on_retire is not None:
+            self.on_retire(step, gone)
         for scored in retired.scored:
             if scored.why_invalid:
                 await self.store.record_event(
