@@ -17,12 +17,14 @@ The growth per 100 steps is the least-squares slope of each series over the step
 warm-up (model load, first adapter, caches filling), times 100.
 
 Two workloads: ``designer`` is the tiny random model with its designer (``configs/tiny.toml``:
-nothing it writes is admitted and the seed games are never won, so the learner never steps);
+nothing it writes is admitted and the seed games are never won, so no adapter is published);
 ``lottery`` plays ``spade_async.testing.LOTTERY_ENV`` as a fixed pool (two copies), whose
 outcome the seed draws, so every group has GRPO signal: the learner steps and publishes an
 adapter version each step (the summary prints how many learner steps happened).
 
     python benchmarks/soak.py --workload lottery --steps 200 [--warmup 20] [--json out.json]
+
+Measured figures: docs/soak.md.
 """
 
 from __future__ import annotations
@@ -277,8 +279,9 @@ def run(workload: str, steps: int, root: Path, log: Path) -> tuple[list[Sample],
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"the run exited with {proc.returncode}; its log: {log}")
-    # The last step's reading can land in the shutdown (children reaped, final checkpoint).
-    return [s for s in samples if s.step < steps], learner_stats(run_dir / "run.sqlite"), wall
+    # The producer runs a step ahead, so the readings of the last three steps can land in the
+    # shutdown (sandbox workers reaped, final checkpoint): they are left out.
+    return [s for s in samples if s.step < steps - 2], learner_stats(run_dir / "run.sqlite"), wall
 
 
 def main() -> None:
