@@ -160,6 +160,18 @@ def growth_per_100(samples: Sequence[Sample], warmup: int) -> dict[str, float]:
     return {name: 100 * slope(steps, [float(getattr(s, name)) for s in kept]) for name in SERIES}
 
 
+def floor_growth_per_100(samples: Sequence[Sample], warmup: int, name: str = "rss_mib", window: int = 20) -> float:
+    """Slope per 100 steps of the lowest reading of ``name`` in each ``window``-step window after
+    ``warmup``: what is retained, with a step's transient allocations (a reading landing inside a
+    learner step) left out. Only complete windows count."""
+    kept = [s for s in samples if s.step > warmup]
+    if not kept:
+        return 0.0
+    starts = range(kept[0].step, kept[-1].step - window + 2, window)
+    floors = [min(float(getattr(s, name)) for s in kept if a <= s.step < a + window) for a in starts]
+    return 100 * slope([float(a) for a in starts], floors)
+
+
 def summary(samples: Sequence[Sample], warmup: int) -> str:
     """Start (first sample after the warm-up), end and growth per 100 steps of each series."""
     kept = [s for s in samples if s.step > warmup]
@@ -170,6 +182,7 @@ def summary(samples: Sequence[Sample], warmup: int) -> str:
     for name in SERIES:
         first, last = getattr(kept[0], name), getattr(kept[-1], name)
         lines.append(f"{name:<14}{first:>10.1f}{last:>10.1f}{growth[name]:>+16.2f}")
+    lines.append(f"rss_mib floor of 20-step windows, per 100 steps: {floor_growth_per_100(samples, warmup):+.2f}")
     return "\n".join(lines)
 
 

@@ -50,6 +50,16 @@ def test_growth_per_100_leaves_the_warmup_out() -> None:
     assert "no slope" in soak.summary(samples[:7], warmup=5)
 
 
+def test_floor_growth_ignores_transient_peaks() -> None:
+    # retained: +0.2 MiB per step; every 5th reading lands inside a step's 300 MiB transient
+    samples = [_sample(s, 500.0 + 0.2 * s + (300 if s % 5 == 0 else 0)) for s in range(0, 201)]
+    assert soak.floor_growth_per_100(samples, warmup=0) == pytest.approx(20.0)
+    assert soak.growth_per_100(samples, warmup=0)["rss_mib"] == pytest.approx(20.0, abs=5)
+    flat = [_sample(s, 600.0 + (250 if s % 7 == 0 else 0)) for s in range(0, 201)]
+    assert soak.floor_growth_per_100(flat, warmup=0) == pytest.approx(0.0)
+    assert "floor" in soak.summary(samples, warmup=0)
+
+
 def test_parent_of_reads_past_a_command_name_with_spaces_and_parens() -> None:
     assert soak.parent_of("4242 (a b) c)) S 17 4242 4242 0 -1") == 17
 
