@@ -57,6 +57,7 @@ import anyio
 
 from spade_async.config import Config, ConfigError
 from spade_async.engine.base import Completion, Engine, GenerationRequest
+from spade_async.eval.beside import BesideTask
 from spade_async.eval.runner import (
     ALL_TASKS,
     BASE,
@@ -191,7 +192,7 @@ def format_eval_line(step: int | None, label: str, rows: Sequence[ResultRow], se
     return f"eval {where} | {' | '.join(parts)} | n {n} | {seconds:.0f}s | skipped {skipped}"
 
 
-class InLoopEval:
+class InLoopEval(BesideTask):
     """Scores the live policy every ``eval.every`` steps, as a task beside the pipeline's stages."""
 
     def __init__(
@@ -206,27 +207,22 @@ class InLoopEval:
         sinks: Callable[[], Sequence[Sink]],
         gate: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.cfg, self.every = cfg, cfg.eval.every
+        super().__init__(cfg.eval.every)
+        self.cfg = cfg
         self.gate = gate
         """Awaited before each evaluation request: returns while the run is not paused."""
         self.generated_tokens = 0
         """Tokens generated for evaluation so far (the pipeline leaves them out of tokens/s)."""
         self.engine, self.pool, self.store, self.run_dir = engine, pool, store, run_dir
         self.report, self.sinks = report, sinks
-        self.enabled = self.every > 0
         self.base: list[ItemScore] | None = None
-        self.skipped = 0
-        """Requests dropped because an evaluation was still running."""
         self.evaluated: list[int] = []
         """Steps evaluated so far in this process, in order."""
         self.running = False
         """An evaluation of the live policy is in flight."""
         self.base_ready = anyio.Event()
-        self.done = anyio.Event()
-        self._send, self._receive = anyio.create_memory_object_stream[int](0)
         if not self.enabled:
             self.base_ready.set()
-            self.done.set()
             return
         try:
             self.suite = build_suite(cfg.eval.suite, {"episodes": cfg.eval.episodes, "split": cfg.eval.split})
@@ -244,23 +240,6 @@ class InLoopEval:
     async def before_publish(self) -> None:
         """The first adapter may go live only once the base model is scored."""
         await self.base_ready.wait()
-
-    def request(self, step: int) -> None:
-        """After step ``step`` trained: start an evaluation if one is due and none is running."""
-        if not self.enabled or (step + 1) % self.every:
-            return
-        try:
-            self._send.send_nowait(step)
-        except anyio.WouldBlock:
-            self.skipped += 1
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):  # switched off after a failure
-            pass
-
-    async def finish(self, *, drain: bool) -> None:
-        """No more requests; with ``drain``, wait for an evaluation in flight to finish."""
-        self._send.close()
-        if drain:
-            await self.done.wait()
 
     # -- the evaluator task ------------------------------------------------------------------
     async def serve(self, start_step: int) -> None:

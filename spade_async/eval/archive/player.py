@@ -31,6 +31,7 @@ from spade_async.config import Config
 from spade_async.engine.base import Engine, Sampling
 from spade_async.eval.archive.rounds import Round, round_rows, rounds
 from spade_async.eval.archive.sample import ArchiveSample, Member, archive_seed
+from spade_async.eval.beside import BesideTask
 from spade_async.eval.inloop import VersionTap, versions_label
 from spade_async.memory.store import Store
 from spade_async.sandbox.interface import EnvPool
@@ -62,7 +63,7 @@ def format_archive_line(r: Round, skipped: int, seconds: float) -> str:
     )
 
 
-class ArchiveEval:
+class ArchiveEval(BesideTask):
     """Replays the archive every ``eval.archive_every`` steps, as a task beside the pipeline's stages."""
 
     def __init__(
@@ -77,40 +78,20 @@ class ArchiveEval:
         sinks: Callable[[], Sequence[Sink]],
         gate: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.cfg, self.every = cfg, cfg.eval.archive_every
+        super().__init__(cfg.eval.archive_every)
+        self.cfg = cfg
         self.engine, self.pool, self.store, self.sample = engine, pool, store, sample
         self.report, self.sinks, self.gate = report, sinks, gate
-        self.enabled = self.every > 0
         self.generated_tokens = 0
         """Tokens generated for archive rounds so far (the pipeline leaves them out of tokens/s)."""
-        self.skipped = 0
-        """Due rounds dropped because one was still running."""
         self.played: list[int] = []
         """Steps whose round finished in this process, in order."""
         self.running = False
-        self.done = anyio.Event()
-        self._send, self._receive = anyio.create_memory_object_stream[int](0)
-        if not self.enabled:
-            self.done.set()
 
     # -- the consumer's side (never blocks) ------------------------------------------------
-    def request(self, step: int) -> None:
-        """After step ``step`` trained: start a round if one is due, the archive has members
-        and no round is running."""
-        if not self.enabled or (step + 1) % self.every or not self.sample.members:
-            return
-        try:
-            self._send.send_nowait(step)
-        except anyio.WouldBlock:
-            self.skipped += 1
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):  # switched off after a failure
-            pass
-
-    async def finish(self, *, drain: bool) -> None:
-        """No more requests; with ``drain``, wait for a round in flight to finish."""
-        self._send.close()
-        if drain:
-            await self.done.wait()
+    def due(self, step: int) -> bool:
+        """A round is due and the archive has members."""
+        return super().due(step) and bool(self.sample.members)
 
     # -- the player task ---------------------------------------------------------------------
     async def serve(self, start_step: int) -> None:
