@@ -3,6 +3,8 @@ learner, real sandbox and SQLite), one holding a real LoRA adapter of the tiny m
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -57,3 +59,9 @@ def tiny_adapter_run(tmp_path: Path, model_dir: Path, step: int = 2) -> Path:
     )
     lora.save_pretrained(str(run / "checkpoints" / f"step_{step}" / "adapter"))
     return run
+
+
+def stored_links(run: Path) -> set[tuple[str, str]]:
+    """(parent, child) mutation links as the run's store holds them: what every lineage view must show."""
+    with contextlib.closing(sqlite3.connect(run / "run.sqlite")) as conn:
+        return {(p, c) for c, p in conn.execute("SELECT id, parent_id FROM environments WHERE parent_id IS NOT NULL")}

@@ -17,7 +17,7 @@ from spade_async.cli.app import cli
 from spade_async.export.lineage import LINEAGE_FORMAT, LINEAGE_VERSION
 from spade_async.memory.lineage import ENDS
 from spade_async.report.plots import PIXELS
-from tests.integration.runs import pipeline_run
+from tests.integration.runs import pipeline_run, stored_links
 
 pytestmark = pytest.mark.slow
 
@@ -25,12 +25,6 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return pipeline_run(tmp_path_factory.mktemp("lineage"), steps=4, mutation_fraction=1.0)
-
-
-def stored_links(run: Path) -> set[tuple[str, str]]:
-    """(parent, child) as the store holds them: the ground truth both outputs must show."""
-    with contextlib.closing(sqlite3.connect(run / "run.sqlite")) as conn:
-        return {(p, c) for c, p in conn.execute("SELECT id, parent_id FROM environments WHERE parent_id IS NOT NULL")}
 
 
 def test_export_lineage_writes_every_stored_link_as_versioned_json(run: Path, tmp_path: Path) -> None:

@@ -6,10 +6,8 @@ are the store's own, and the same links appear in the TUI's lineage screen (Pilo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from spade_async.cli.app import cli
+from tests.integration.runs import stored_links
 from tests.tui.helpers import make_app, settle
 from tui.lineage import LineageScreen, LineageTree
 
@@ -48,11 +47,6 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, tiny_model_dir: Path) -> 
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return run
-
-
-def stored_links(run: Path) -> set[tuple[str, str]]:
-    with contextlib.closing(sqlite3.connect(run / "run.sqlite")) as conn:
-        return {(p, c) for c, p in conn.execute("SELECT id, parent_id FROM environments WHERE parent_id IS NOT NULL")}
 
 
 def test_a_real_runs_mutation_links_are_in_the_export_and_the_report(real_run: Path, tmp_path: Path) -> None:
