@@ -9,8 +9,7 @@ transcript) and the ``error`` events of plays that crashed (those plays have no 
 
 Why this shape: the SQL (:data:`EPISODE_SQL`, :data:`ERROR_SQL`) and the pure aggregation
 (:func:`aggregate`) live here, in the layer that owns every SQL statement; the run reads it
-through ``Store.play_stats`` (its read-only connection), a reader outside the run through
-:func:`read_play_stats` on any connection. Neither writes. Only the newest
+through ``Store.play_stats`` (its read-only connection), which never writes. Only the newest
 :data:`RECENT_EPISODES` plays of each arm count, so the summary describes the environment as
 the agent plays it now, and reading it stays cheap however long the run.
 
@@ -22,7 +21,6 @@ the turn or context limit, not the game, ended it) or ``lost move`` (the game en
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -179,13 +177,3 @@ def group_rows(env_ids: Sequence[str], rows: Iterable[Sequence[Any]]) -> dict[st
     for row in rows:
         grouped.setdefault(row[0], []).append(row)
     return grouped
-
-
-def read_play_stats(conn: sqlite3.Connection, env_ids: Sequence[str]) -> dict[str, PlayStats]:
-    """:class:`PlayStats` of each of ``env_ids`` (for readers outside the run; it never writes)."""
-    ids = list(dict.fromkeys(env_ids))
-    if not ids:
-        return {}
-    rows = conn.execute(EPISODE_SQL.format(marks=", ".join("?" * len(ids))), (*ids, RECENT_EPISODES)).fetchall()
-    grouped = group_rows(ids, [tuple(r) for r in rows])
-    return {i: aggregate(i, grouped[i], [m for (m,) in conn.execute(ERROR_SQL, (error_pattern(i),))]) for i in ids}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
+
+import anyio
 
 from spade_async.envs.seeds import load_seeds
 from spade_async.memory.play_stats import (
@@ -10,15 +13,15 @@ from spade_async.memory.play_stats import (
     LOST_MOVE,
     NO_ACTION,
     OUT_OF_TURNS,
+    PlayStats,
     aggregate,
     error_class,
     final_action,
     play_error_message,
-    read_play_stats,
 )
 from spade_async.memory.records import EnvRecord
 from spade_async.memory.retrieval import Example
-from spade_async.memory.schema import MIGRATIONS
+from spade_async.memory.store import Store
 from spade_async.selfplay.design.corpus import Document
 from spade_async.selfplay.design.designer import DesignJob, design_prompt, fit_design_prompt
 from spade_async.selfplay.design.failures import SUMMARY_TITLE, failure_summary
@@ -85,9 +88,20 @@ def test_the_summary_says_what_the_statistics_hold() -> None:
     )
 
 
-def test_the_sql_reads_the_newest_plays_and_the_crashes_of_each_environment() -> None:
-    conn = sqlite3.connect(":memory:")
-    conn.executescript(MIGRATIONS[0][1])
+async def _migrate(db: Path) -> None:
+    async with await Store.open(db):
+        pass
+
+
+async def _play_stats(db: Path, ids: list[str]) -> dict[str, PlayStats]:
+    async with await Store.open(db) as store:
+        return await store.play_stats(ids)
+
+
+def test_the_sql_reads_the_newest_plays_and_the_crashes_of_each_environment(tmp_path: Path) -> None:
+    db = tmp_path / "run.sqlite"
+    anyio.run(_migrate, db)
+    conn = sqlite3.connect(db)
     other = "cd" * 32
     transcript = '[{"role": "observation", "text": "o"}, {"role": "agent", "text": "\\\\boxed{left}"}, {"role": "observation", "text": "Wrong."}]'
     for env_id in (ENV, other):
@@ -105,7 +119,9 @@ def test_the_sql_reads_the_newest_plays_and_the_crashes_of_each_environment() ->
         "INSERT INTO events (step, kind, message, created_at) VALUES (0, 'error', ?, 0)",
         (play_error_message(ENV, "SandboxCrash: died"),),
     )
-    stats = read_play_stats(conn, [ENV, other, "ef" * 32])
+    conn.commit()
+    conn.close()
+    stats = anyio.run(_play_stats, db, [ENV, other, "ef" * 32])
     assert stats[ENV].lost_actions == (("\\boxed{left}", 2),) and stats[ENV].play_errors == (("SandboxCrash", 1),)
     assert stats[other].loss_endings == ((NO_ACTION, 1),) and stats[other].play_errors == ()
     assert stats["ef" * 32].empty
