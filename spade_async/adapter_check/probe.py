@@ -28,6 +28,7 @@ import anyio
 from torch import Tensor
 
 from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
+from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.learner.samples import TrainSample
 
 PROMPT = "Count from one to ten, then name the colours of the rainbow in order."
@@ -95,7 +96,7 @@ class AdapterProbe:
         """The last probe's completion and the learner's logprobs of it at that time."""
 
     async def _learner_logprobs(self, completion: Completion) -> Tensor:
-        (lp,) = await anyio.to_thread.run_sync(self.learner.logprobs, [_sample(completion)])
+        (lp,) = await anyio.to_thread.run_sync(CPU_SHARE.staged(self.learner.logprobs), [_sample(completion)])
         return lp.float()
 
     async def check(self, version: int) -> ProbeResult:

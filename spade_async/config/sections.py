@@ -155,6 +155,10 @@ class EngineConfig(Section):
     max_num_batched_tokens: int = Field(default=8192, gt=0)
     """vLLM: most tokens one scheduler step processes (chunked prefill splits longer prompts;
     vLLM's own default is 2048)."""
+    cpu_prepack: bool = True
+    """HF backend on a CPU: keep a copy of every frozen linear weight in oneDNN's blocked
+    layout, packed once at load, for decoding (`engine/packed.py`; one more copy of the
+    weights in memory). Off: every decode step hands oneDNN the plain weight to reorder."""
     cpu_kvcache_space_gb: int = Field(default=2, gt=0)
     """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
     variable of that name set by you wins)."""

@@ -29,4 +29,5 @@ def build_engine(cfg: Config, model_path: str, placement: Placement | None = Non
         batch_size=cfg.engine.batch_size,
         max_model_len=cfg.engine.max_model_len,
         seed=cfg.run.seed,
+        prepack=cfg.engine.cpu_prepack,
     )

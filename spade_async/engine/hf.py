@@ -27,10 +27,13 @@ import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.loops import LOOP, loop_guard
+from spade_async.engine.packed import pack_linears
 from spade_async.engine.prefix_cache import PrefixCache, assemble
 from spade_async.engine.tokens import TokenizerHelpers
 from spade_async.hardware.allocator import release_free_memory
+from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.hardware.device import resolve_device, resolve_dtype
+from spade_async.hardware.openmp import release_openmp_team
 from spade_async.util.rng_data import torch_state_from_text, torch_state_to_text
 
 
@@ -54,6 +57,7 @@ class HFEngine(TokenizerHelpers):
         seed: int = 0,
         prefix_cache_entries: int = 64,
         prefix_cache_bytes: int = 1 << 30,
+        prepack: bool = False,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -63,6 +67,10 @@ class HFEngine(TokenizerHelpers):
         model: Any = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=resolve_dtype(dtype, self.device))
         self.model = model.to(self.device)
         self.model.eval()
+        self.model.requires_grad_(False)  # the engine never trains (and only frozen weights are packed)
+        self.packed_linears = pack_linears(self.model, rows_hint=batch_size) if prepack and self.device == "cpu" else 0
+        """Linear layers decoding from a oneDNN-packed weight (0: none; `engine.cpu_prepack`)."""
+        release_openmp_team()  # batches decode in worker threads: this thread's team would slow them
         self.stop_ids = stop_token_ids(self.tokenizer, getattr(self.model, "generation_config", None))
         """Token ids that end a completion (the same set the vLLM engine stops at)."""
         self.base_model = self.model
@@ -93,7 +101,9 @@ class HFEngine(TokenizerHelpers):
             while any(s.result is None for s in slots):
                 await anyio.lowlevel.checkpoint()  # let concurrent callers enqueue before we batch
                 batch = self._take_batch()
-                results = await anyio.to_thread.run_sync(self._generate_batch, [s.request for s in batch])
+                results = await anyio.to_thread.run_sync(
+                    CPU_SHARE.staged(self._generate_batch), [s.request for s in batch]
+                )
                 for slot, completion in zip(batch, results, strict=True):
                     slot.result = completion
         return [s.result for s in slots if s.result is not None]
@@ -137,6 +147,7 @@ class HFEngine(TokenizerHelpers):
         positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, split:]
         with torch.inference_mode():
             for _ in range(max(budget)):
+                CPU_SHARE.fit_threads()  # the learner may have started or ended since the last step
                 out = self.model(
                     input_ids=inputs,
                     attention_mask=attn,
@@ -146,7 +157,9 @@ class HFEngine(TokenizerHelpers):
                     **{self._cache_kwarg: past},
                 )
                 past = getattr(out, "cache", None) or out.past_key_values
-                logits = out.logits[:, -1, :].float() / temperature
+                logits = out.logits[:, -1, :].float()  # a new tensor for a bf16 model, a view for float32
+                if temperature != 1.0:
+                    logits.div_(temperature)  # in place: a full-vocabulary temporary less per token
                 logp = torch.log_softmax(logits, dim=-1)
                 probs = _top_p_probs(logp.exp(), top_p)
                 nxt = _sample(probs, generators, self._generator)  # on the CPU: (B,) token ids
@@ -209,7 +222,7 @@ class HFEngine(TokenizerHelpers):
     # -- adapters ------------------------------------------------------------------
     async def load_adapter(self, version: int, path: str) -> None:
         async with self._lock:
-            await anyio.to_thread.run_sync(self._load_adapter_sync, version, path)
+            await anyio.to_thread.run_sync(CPU_SHARE.staged(self._load_adapter_sync), version, path)
 
     def _load_adapter_sync(self, version: int, path: str) -> None:
         from peft import PeftModel
@@ -231,21 +244,43 @@ class HFEngine(TokenizerHelpers):
         self._pending.clear()
 
 
+SAMPLING_BLOCK = 256
+"""Vocabulary entries per block of the two-level inverse CDF in :func:`_draw`."""
+
+
 def _draw(probs: Any, generator: Any) -> Any:
     """One token per row of ``probs`` by inverse-CDF sampling: a single uniform per row from
-    the (CPU) ``generator``, a cumulative sum and a binary search on ``probs``' own device.
+    the (CPU) ``generator``, found in two levels on ``probs``' own device: first the block of
+    :data:`SAMPLING_BLOCK` entries whose cumulative mass holds it (block sums, a cumulative sum
+    over the blocks, a binary search), then the entry inside that block (a cumulative sum over
+    one block per row).
 
     Why not ``torch.multinomial``: it draws one random number per vocabulary entry, which on
     a CPU was ~60% of a whole decode step at batch 16 (cProfile, tiny model, 49k vocabulary;
-    ``benchmarks/engine.py`` measures the result against ``model.generate``), and it needs the probabilities on the generator's device (a (batch, vocab) copy
-    off the GPU every token). The distribution is the same; float64 keeps the cumulative sum
-    exact enough over a 150k vocabulary, and a zero-probability token is never chosen."""
+    ``benchmarks/engine.py`` measures the result against ``model.generate``), and it needs the
+    probabilities on the generator's device (a (batch, vocab) copy off the GPU every token).
+    Why two levels: a float64 cumulative sum over the whole vocabulary took 8 ms of a 68 ms
+    decode step (batch 16, SmolLM2 in bf16, ``torch.profiler``); block sums are a parallel
+    reduction and the cumulative sums left are 192 + 256 entries long. The distribution is
+    the same; float64 keeps the sums exact enough over a 150k vocabulary, and a
+    zero-probability token is never chosen (the search inside a block stays below the block's
+    last cumulative value)."""
     import torch
 
-    u = torch.rand(probs.shape[0], 1, generator=generator, dtype=torch.float64)
-    cdf = probs.double().cumsum(-1)
-    idx = torch.searchsorted(cdf, u.to(cdf.device) * cdf[:, -1:], right=True)
-    return idx.squeeze(-1).clamp_(max=probs.shape[-1] - 1).cpu()
+    rows, vocab = probs.shape
+    u = torch.rand(rows, 1, generator=generator, dtype=torch.float64).to(probs.device)
+    n_blocks = -(-vocab // SAMPLING_BLOCK)
+    padded = torch.nn.functional.pad(probs, (0, n_blocks * SAMPLING_BLOCK - vocab))
+    blocks = padded.view(rows, n_blocks, SAMPLING_BLOCK)
+    block_cdf = blocks.sum(-1, dtype=torch.float64).cumsum(-1)  # (rows, n_blocks)
+    target = u * block_cdf[:, -1:]
+    b = torch.searchsorted(block_cdf, target, right=True).clamp_(max=n_blocks - 1)  # (rows, 1)
+    below = torch.where(b > 0, block_cdf.gather(-1, (b - 1).clamp(min=0)), torch.zeros_like(target))
+    inner = blocks.gather(1, b[:, :, None].expand(rows, 1, SAMPLING_BLOCK)).squeeze(1).double().cumsum(-1)
+    last = inner[:, -1:]
+    rest = torch.minimum(target - below, torch.nextafter(last, torch.zeros_like(last)))
+    j = torch.searchsorted(inner, rest, right=True)
+    return (b * SAMPLING_BLOCK + j).squeeze(-1).clamp_(max=vocab - 1).cpu()
 
 
 def _sample(probs: Any, generators: list[Any], shared: Any) -> Any:

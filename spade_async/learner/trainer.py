@@ -58,6 +58,7 @@ from torch import Tensor
 
 from spade_async.config import LearnerConfig, ModelConfig
 from spade_async.hardware.allocator import release_free_memory
+from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.hardware.device import resolve_dtype
 from spade_async.learner.batching import MicroBatch, build_micro_batches
 from spade_async.learner.grpo import grpo_loss, selected_logprobs
@@ -271,6 +272,7 @@ class Trainer:
         for epoch in range(self.cfg.ppo_epochs):
             self.optimizer.zero_grad(set_to_none=True)
             for i, mb in enumerate(batches):
+                CPU_SHARE.fit_threads()  # the engine may have started or ended a batch since the last one
                 mask = mb.mask.to(self.device)
                 behaviour = mb.behaviour.to(self.device)
                 ref = self._reference(mb) if self.cfg.kl_coef > 0 else None
@@ -359,6 +361,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         total = 0.0
         for mb in batches:
+            CPU_SHARE.fit_threads()
             lp = self._logprobs(mb, self._hidden(mb))
             loss = -(lp * mb.mask.to(lp.device)).sum() / n_trained
             loss.backward()

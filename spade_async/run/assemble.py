@@ -31,8 +31,10 @@ from spade_async.engine.embedded import (
 )
 from spade_async.engine.factory import build_engine
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
+from spade_async.hardware.cpu_share import CPU_SHARE, available_cores
 from spade_async.hardware.device import describe_dtype
 from spade_async.hardware.gpu import cuda_device_count
+from spade_async.hardware.openmp import release_openmp_team
 from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
 from spade_async.learner.base import Learner
 from spade_async.memory.embed import make_embedder
@@ -444,19 +446,26 @@ async def _restore(
     )
 
 
-def share_cpu_threads(cfg: Config, sync: bool) -> None:
-    """On CPU, give the generation and learner stages half the cores each when they overlap.
+def share_cpu_threads(cfg: Config) -> int | None:
+    """On CPU, share the cores between the stages that run at once (engine, learner), each
+    taking ``cores // running`` threads and re-reading that at its own step boundaries
+    (:mod:`spade_async.hardware.cpu_share`): one stage alone uses every core, two running
+    together use half each. Returns the cores shared, None off the CPU.
 
-    Both stages run torch ops at the same time in one process; with the default thread count
-    each would start a full team of OpenMP threads, and on 2 cores four spinning threads made
-    a decode step ~10x slower (measured here: 0.11 s alone, 1.5 s oversubscribed).
+    Why not a fixed half each: in async mode the stages overlap only for part of a step, and a
+    fixed split left a core idle the rest of the time. Why not a full team each: four threads
+    on two cores made a decode step ~10x slower (0.11 s alone, 1.5 s oversubscribed). In sync
+    mode the stages never overlap, so each gets every core.
     """
-    import torch
-
     from spade_async.hardware.device import resolve_device
 
-    if resolve_device(cfg.run.device) == "cpu" and not sync:
-        torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
+    if resolve_device(cfg.run.device) != "cpu":
+        CPU_SHARE.configure(None)
+        return None
+    cores = available_cores()
+    CPU_SHARE.configure(cores)
+    release_openmp_team()  # a team this thread kept would slow every stage's ops (hardware.openmp)
+    return cores
 
 
 async def run_pipeline(
@@ -469,7 +478,22 @@ async def run_pipeline(
     on_ready: Callable[[Pipeline], None] | None = None,
 ) -> int:
     """Open the run, drive it to the end (or a stop), record the final status."""
-    share_cpu_threads(cfg, sync)
+    share_cpu_threads(cfg)
+    try:
+        return await _drive(cfg, sync=sync, resume=resume, force=force, report=report, on_ready=on_ready)
+    finally:
+        CPU_SHARE.configure(None)  # the process's later work (a test, an eval) keeps its own thread counts
+
+
+async def _drive(
+    cfg: Config,
+    *,
+    sync: bool,
+    resume: bool,
+    force: bool,
+    report: Callable[[str], None],
+    on_ready: Callable[[Pipeline], None] | None,
+) -> int:
     async with open_run(cfg, resume=resume, force=force, report=report) as pipeline:
         if on_ready is not None:
             on_ready(pipeline)

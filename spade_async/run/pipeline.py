@@ -46,6 +46,7 @@ from spade_async.envs.seeds import SeedEnv
 from spade_async.eval.archive.player import ArchiveEval
 from spade_async.eval.archive.sample import ArchiveSample
 from spade_async.eval.inloop import InLoopEval
+from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.learner.base import Learner
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.embed import TextEmbedder
@@ -439,12 +440,12 @@ class Pipeline:
         if not self.sp.train_designer:
             fresh = [s for s in fresh if s.role == "agent"]
         if self.learner is not None and fresh:
-            stats = await anyio.to_thread.run_sync(self._train, fresh)
+            stats = await anyio.to_thread.run_sync(CPU_SHARE.staged(self._train), fresh)
             metrics.update({k: float(v) for k, v in stats.items() if isinstance(v, int | float)})
             if self.learner.version != version:  # a step with nothing to train on makes no new version
                 version = self.learner.version
                 path = self.run_dir / "adapters" / f"v{version}"
-                await anyio.to_thread.run_sync(self.learner.save_adapter, path)
+                await anyio.to_thread.run_sync(CPU_SHARE.staged(self.learner.save_adapter), path)
                 await self.loop_eval.before_publish()  # the base model is scored before any adapter goes live
                 await self.engine.load_adapter(version, str(path))
                 if self.adapter_probe is not None:

@@ -19,6 +19,7 @@ import anyio
 
 from spade_async.config import Config
 from spade_async.engine.base import Engine
+from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.learner.base import Learner
 from spade_async.util.errors import UserError
 from spade_async.warmstart.train import (
@@ -76,7 +77,7 @@ async def start_from_warm_start(
     that says what it started from (also recorded as an event)."""
     if learner is None:
         raise WarmStartError("[warmstart] needs a learner; this run has none")
-    line = await anyio.to_thread.run_sync(_prepare, cfg, engine, learner, run_dir, report)
+    line = await anyio.to_thread.run_sync(CPU_SHARE.staged(_prepare), cfg, engine, learner, run_dir, report)
     adapter = run_dir / FOLDER / ADAPTER
     await anyio.to_thread.run_sync(learner.start_from, adapter)
     await engine.load_adapter(learner.version, str(adapter))

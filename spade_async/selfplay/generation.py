@@ -32,6 +32,7 @@ from spade_async.admission.validate import ADMISSION_TURN_LIMIT
 from spade_async.config import Config
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.seeds import SeedEnv
+from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.learner.samples import TrainSample
 from spade_async.memory.embed import TextEmbedder
 from spade_async.memory.records import EnvRecord, env_id_for
@@ -228,7 +229,7 @@ class EnvGenerator:
         if self.embedder is None or not self.curriculum.live:
             return {}
         codes = [env.code for env in self.curriculum.live]
-        vectors = await anyio.to_thread.run_sync(self.embedder.embed, codes)
+        vectors = await anyio.to_thread.run_sync(CPU_SHARE.staged(self.embedder.embed), codes)
         return {"env_diversity": vendi_score(vectors)}
 
     async def _run_designs(self, step: int) -> list[Design]:

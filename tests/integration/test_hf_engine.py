@@ -194,3 +194,64 @@ async def test_a_completion_that_repeats_itself_stops_at_the_loop(engine: HFEngi
     assert last in before and len(set(before)) == len(before)  # stopped at the first repeat, not later
     assert len(looped.logprobs) == len(looped.token_ids) < 200
     assert free.finish_reason in ("length", "stop") and len(free.token_ids) <= 40
+
+
+async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logprobs(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """`build_engine` (what a run calls) packs the CPU engine's linears (`engine.cpu_prepack`,
+    on by default); the packed engine's logprobs, with and without an adapter, are those of a
+    plain forward pass on an unpacked copy."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from spade_async.config import Config
+    from spade_async.engine.factory import build_engine
+    from spade_async.engine.packed import PackedLinear, can_pack
+
+    if not can_pack():
+        pytest.skip("this torch build has no oneDNN")
+    cfg = Config.model_validate({"run": {"device": "cpu"}, "model": {"dtype": "float32"}})
+    engine = build_engine(cfg, str(tiny_model_dir))
+    assert isinstance(engine, HFEngine)
+    assert engine.packed_linears == sum(isinstance(m, PackedLinear) for m in engine.model.modules()) > 0
+    off = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"cpu_prepack": False})})
+    plain = build_engine(off, str(tiny_model_dir))
+    assert isinstance(plain, HFEngine) and plain.packed_linears == 0
+
+    peft_model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
+        LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "up_proj"], init_lora_weights=False),
+    )
+    peft_model.save_pretrained(str(tmp_path / "v1"))
+    prompt = [1, 2, 3, 4, 5]
+    for version in (0, 1):
+        if version:
+            await engine.load_adapter(1, str(tmp_path / "v1"))
+            await plain.load_adapter(1, str(tmp_path / "v1"))
+        out = (await engine.generate([GenerationRequest(prompt, Sampling(max_new_tokens=8, seed=3))]))[0]
+        ref = forward_logprobs(plain, prompt, out.token_ids, 1.0)
+        assert max(abs(a - b) for a, b in zip(ref, out.logprobs, strict=True)) < 1e-4
+
+
+async def test_a_batch_decodes_as_a_counted_stage_with_its_share_of_the_cores(tiny_model_dir: Path) -> None:
+    """The engine runs each batch through the CPU share (hardware/cpu_share.py): counted as a
+    running stage, with the cores' share as its thread count, and uncounted afterwards."""
+    from spade_async.hardware.cpu_share import CPU_SHARE
+
+    engine = HFEngine(tiny_model_dir, seed=0)
+    seen: list[tuple[int, int]] = []
+    real = engine._generate_batch
+
+    def recording(requests: list[GenerationRequest]) -> list:
+        seen.append((CPU_SHARE.running, torch.get_num_threads()))
+        return real(requests)
+
+    engine._generate_batch = recording  # type: ignore[method-assign]
+    CPU_SHARE.configure(1)
+    try:
+        await engine.generate([GenerationRequest([1, 2, 3], Sampling(max_new_tokens=2))])
+    finally:
+        CPU_SHARE.configure(None)
+    assert seen == [(1, 1)]
+    assert CPU_SHARE.running == 0

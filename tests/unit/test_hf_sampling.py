@@ -28,3 +28,32 @@ def test_a_seeded_row_does_not_depend_on_its_batch() -> None:
     alone = _sample(probs[2:3], [torch.Generator().manual_seed(9)], torch.Generator().manual_seed(0))
     batched = _sample(probs, [None, None, torch.Generator().manual_seed(9), None], torch.Generator().manual_seed(5))
     assert int(batched[2]) == int(alone[0])
+
+
+def test_draw_finds_tokens_across_blocks_and_in_a_ragged_last_block() -> None:
+    """The two-level search: mass placed in several blocks (one a partial last block, the
+    vocabulary not a multiple of the block) is found where it is, in the right proportions."""
+    from spade_async.engine.hf import SAMPLING_BLOCK
+
+    vocab = 3 * SAMPLING_BLOCK + 17
+    picks = {5: 0.2, SAMPLING_BLOCK: 0.3, 2 * SAMPLING_BLOCK + 255: 0.1, vocab - 1: 0.4}
+    probs = torch.zeros(1, vocab)
+    for token, p in picks.items():
+        probs[0, token] = p
+    drawn = _draw(probs.repeat(40_000, 1), torch.Generator().manual_seed(2))
+    counts = torch.bincount(drawn, minlength=vocab).double() / 40_000
+    assert set(torch.nonzero(counts).flatten().tolist()) == set(picks)
+    for token, p in picks.items():
+        assert abs(float(counts[token]) - p) < 0.01
+
+
+def test_draw_matches_a_full_vocabulary_inverse_cdf() -> None:
+    """Same uniform, same token as a one-level float64 search over the whole vocabulary."""
+    from spade_async.engine.hf import SAMPLING_BLOCK
+
+    probs = torch.softmax(3 * torch.randn(64, 5 * SAMPLING_BLOCK + 3, generator=torch.Generator().manual_seed(4)), -1)
+    u = torch.rand(64, 1, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    cdf = probs.double().cumsum(-1)
+    expected = torch.searchsorted(cdf, u * cdf[:, -1:], right=True).squeeze(-1)
+    got = _draw(probs, torch.Generator().manual_seed(7))
+    assert (got == expected).float().mean() >= 0.98  # a boundary may round the other way

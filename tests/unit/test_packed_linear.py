@@ -1,0 +1,92 @@
+"""oneDNN-packed linear layers (engine/packed.py): the same outputs as the plain layers, in
+2-D and 3-D, in float32 and bf16, under a PEFT LoRA adapter too; trainable layers stay
+plain, and a gradient never goes through the packed copy."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from spade_async.engine.packed import PackedLinear, can_pack, pack_linears
+
+pytestmark = pytest.mark.skipif(not can_pack(), reason="this torch build has no oneDNN")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(16, 96), (16, 1, 96), (3, 37, 96)])
+def test_a_packed_linear_computes_what_the_plain_one_does(dtype: torch.dtype, shape: tuple[int, ...]) -> None:
+    torch.manual_seed(0)
+    plain = nn.Linear(96, 160, bias=True).to(dtype).requires_grad_(False)
+    packed = PackedLinear.from_linear(plain, rows_hint=16)
+    x = torch.randn(*shape, dtype=dtype)
+    with torch.inference_mode():
+        want, got = plain(x), packed(x)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    tol = 1e-5 if dtype == torch.float32 else 2e-2
+    assert torch.allclose(got.float(), want.float(), atol=tol, rtol=tol)
+    assert packed.weight is plain.weight  # the parameter is shared, not copied
+
+
+def test_a_gradient_goes_through_the_plain_weight() -> None:
+    plain = nn.Linear(32, 8).requires_grad_(False)
+    packed = PackedLinear.from_linear(plain, rows_hint=4)
+    x = torch.randn(4, 32, requires_grad=True)
+    packed(x).sum().backward()
+    assert x.grad is not None
+    assert torch.allclose(x.grad, plain.weight.sum(0).expand(4, 32))
+
+
+def _tiny_model() -> nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=300,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    return LlamaForCausalLM(cfg).eval()
+
+
+def test_packing_a_model_keeps_its_logits_and_skips_trainable_layers() -> None:
+    model = _tiny_model()
+    ids = torch.randint(0, 300, (2, 9))
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits
+    model.model.layers[0].mlp.down_proj.weight.requires_grad_(True)
+    for name, p in model.named_parameters():
+        if "down_proj" not in name or ".0." not in name:
+            p.requires_grad_(False)
+    n = pack_linears(model, rows_hint=2)
+    linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    assert n == len(linears) - 1  # every frozen one (7 per layer + the tied head), not the trainable one
+    assert type(model.model.layers[0].mlp.down_proj) is nn.Linear
+    assert isinstance(model.lm_head, PackedLinear) and model.lm_head.weight is model.model.embed_tokens.weight
+    with torch.inference_mode():
+        after = model(input_ids=ids).logits
+    assert torch.allclose(before, after, atol=1e-5)
+
+
+def test_a_lora_adapter_over_packed_layers_adds_its_term(tmp_path) -> None:
+    from peft import LoraConfig, PeftModel, get_peft_model
+
+    trained = get_peft_model(_tiny_model(), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "up_proj"]))
+    for name, p in trained.named_parameters():
+        if "lora_B" in name:
+            nn.init.normal_(p, std=0.5)  # a non-zero adapter: its term must show in the output
+    trained.save_pretrained(tmp_path)
+    ids = torch.randint(0, 300, (2, 9))
+    plain = PeftModel.from_pretrained(_tiny_model().requires_grad_(False), tmp_path, is_trainable=False)
+    base = _tiny_model().requires_grad_(False)
+    assert pack_linears(base) > 0
+    packed = PeftModel.from_pretrained(base, tmp_path, is_trainable=False)
+    with torch.inference_mode():
+        want, got = plain(input_ids=ids).logits, packed(input_ids=ids).logits
+        without = _tiny_model()(input_ids=ids).logits
+    assert torch.allclose(want, got, atol=1e-4)
+    assert not torch.allclose(want, without, atol=1e-2)  # the adapter did change the output
