@@ -248,10 +248,11 @@ async def test_a_batch_decodes_as_a_counted_stage_with_its_share_of_the_cores(ti
         return real(requests)
 
     engine._generate_batch = recording  # type: ignore[method-assign]
-    CPU_SHARE.configure(1)
+    cores = torch.get_num_threads()  # a lone stage takes them all: the worker thread keeps its count
+    CPU_SHARE.configure(cores)
     try:
         await engine.generate([GenerationRequest([1, 2, 3], Sampling(max_new_tokens=2))])
     finally:
         CPU_SHARE.configure(None)
-    assert seen == [(1, 1)]
+    assert seen == [(1, cores)]
     assert CPU_SHARE.running == 0
