@@ -27,6 +27,7 @@ import anyio.lowlevel
 
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.loops import LOOP, loop_guard
+from spade_async.engine.lora import apply_lora, read_lora
 from spade_async.engine.packed import pack_linears
 from spade_async.engine.prefix_cache import PrefixCache, assemble
 from spade_async.engine.tokens import TokenizerHelpers
@@ -44,7 +45,7 @@ class _Slot:
 
 
 class HFEngine(TokenizerHelpers):
-    """Batched, token-in/token-out generation with transformers and PEFT adapters."""
+    """Batched, token-in/token-out generation with transformers and LoRA adapters (engine/lora.py)."""
 
     def __init__(
         self,
@@ -73,13 +74,14 @@ class HFEngine(TokenizerHelpers):
         release_openmp_team()  # batches decode in worker threads: this thread's team would slow them
         self.stop_ids = stop_token_ids(self.tokenizer, getattr(self.model, "generation_config", None))
         """Token ids that end a completion (the same set the vLLM engine stops at)."""
-        self.base_model = self.model
         # transformers 5 renamed `past_key_values` to `cache`; accept either.
         params = inspect.signature(type(self.model).forward).parameters
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"
         self.batch_size = batch_size
         self.max_model_len = max_model_len
         self.adapter_version = 0
+        self.adapted_layers = 0
+        """Linear layers the served adapter changes (0: the base model)."""
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._pending: list[_Slot] = []
         self.prefix_cache = PrefixCache(max_entries=prefix_cache_entries, max_bytes=prefix_cache_bytes)
@@ -225,18 +227,7 @@ class HFEngine(TokenizerHelpers):
             await anyio.to_thread.run_sync(CPU_SHARE.staged(self._load_adapter_sync), version, path)
 
     def _load_adapter_sync(self, version: int, path: str) -> None:
-        from peft import PeftModel
-
-        name = f"v{version}"
-        if self.model is self.base_model:
-            self.model = PeftModel.from_pretrained(self.base_model, path, adapter_name=name, is_trainable=False)
-        else:
-            previous = self.model.active_adapter
-            self.model.load_adapter(path, adapter_name=name, is_trainable=False)
-            self.model.set_adapter(name)
-            if previous != name:
-                self.model.delete_adapter(previous)
-        self.model.eval()
+        self.adapted_layers = apply_lora(self.model, read_lora(path))  # engine/lora.py: not PEFT's layers
         self.adapter_version = version
         self.prefix_cache.clear()  # cached activations belong to the old weights
 

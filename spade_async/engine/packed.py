@@ -8,8 +8,8 @@ calling oneDNN's linear on the packed copy removes that: measured on 2 cores (In
 AMX, one thread, 16 rows) 1.8-2.4x per bf16 linear with bit-identical results, 1.3-2.0x in
 float32 (``benchmarks/engine.py`` measures the engine with and without it).
 
-What stays as it was: the ``weight`` parameter (PEFT wraps a :class:`PackedLinear` like any
-``nn.Linear``, reads its dtype and shape, and adds its LoRA term to the packed result), and
+What stays as it was: the ``weight`` parameter (the engine's LoRA, engine/lora.py, wraps a
+:class:`PackedLinear` like any ``nn.Linear`` and adds its delta to the packed result), and
 gradients (packing is for inference: a module whose weight requires grad, or a tensor not
 on the CPU, goes through the plain path). The packed copy costs one more copy of the weights
 in memory (SmolLM2-135M: 270 MB in bf16; a tied ``lm_head`` gets its own).

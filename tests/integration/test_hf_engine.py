@@ -135,7 +135,15 @@ async def test_load_adapter_changes_generations(tiny_model_dir: Path, tmp_path: 
     peft2.save_pretrained(str(tmp_path / "v2"))
     await engine.load_adapter(2, str(tmp_path / "v2"))
     assert engine.adapter_version == 2
-    assert list(engine.model.peft_config) == ["v2"]
+    assert engine.adapted_layers == 2  # q_proj of the tiny model's 2 layers: v1's v_proj deltas are gone
+    from peft import PeftModel
+
+    reference = PeftModel.from_pretrained(
+        AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)), str(tmp_path / "v2")
+    )
+    with torch.no_grad():
+        want = torch.log_softmax(reference(torch.tensor([[*prompt, 42]])).logits[0].float(), dim=-1)[-2, 42].item()
+    assert abs(forward_logprobs(engine, prompt, [42], 1.0)[0] - want) < 1e-4
 
 
 async def test_prefix_cache_reuses_history_with_exact_logprobs(tiny_model_dir: Path) -> None:

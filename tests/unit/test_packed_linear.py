@@ -1,5 +1,5 @@
 """oneDNN-packed linear layers (engine/packed.py): the same outputs as the plain layers, in
-2-D and 3-D, in float32 and bf16, under a PEFT LoRA adapter too; trainable layers stay
+2-D and 3-D, in float32 and bf16 (the engine's LoRA over packed layers: tests/unit/test_engine_lora.py); trainable layers stay
 plain, and a gradient never goes through the packed copy."""
 
 from __future__ import annotations
@@ -70,23 +70,3 @@ def test_packing_a_model_keeps_its_logits_and_skips_trainable_layers() -> None:
     with torch.inference_mode():
         after = model(input_ids=ids).logits
     assert torch.allclose(before, after, atol=1e-5)
-
-
-def test_a_lora_adapter_over_packed_layers_adds_its_term(tmp_path) -> None:
-    from peft import LoraConfig, PeftModel, get_peft_model
-
-    trained = get_peft_model(_tiny_model(), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "up_proj"]))
-    for name, p in trained.named_parameters():
-        if "lora_B" in name:
-            nn.init.normal_(p, std=0.5)  # a non-zero adapter: its term must show in the output
-    trained.save_pretrained(tmp_path)
-    ids = torch.randint(0, 300, (2, 9))
-    plain = PeftModel.from_pretrained(_tiny_model().requires_grad_(False), tmp_path, is_trainable=False)
-    base = _tiny_model().requires_grad_(False)
-    assert pack_linears(base) > 0
-    packed = PeftModel.from_pretrained(base, tmp_path, is_trainable=False)
-    with torch.inference_mode():
-        want, got = plain(input_ids=ids).logits, packed(input_ids=ids).logits
-        without = _tiny_model()(input_ids=ids).logits
-    assert torch.allclose(want, got, atol=1e-4)
-    assert not torch.allclose(want, without, atol=1e-2)  # the adapter did change the output
