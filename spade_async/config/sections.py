@@ -159,6 +159,10 @@ class EngineConfig(Section):
     """HF backend on a CPU: keep a copy of every frozen linear weight in oneDNN's blocked
     layout, packed once at load, for decoding (`engine/packed.py`; one more copy of the
     weights in memory). Off: every decode step hands oneDNN the plain weight to reorder."""
+    cpu_decode_attention: bool = True
+    """HF backend on a CPU: decode steps (one query token) attend with two batched matmuls and
+    a float32 softmax instead of PyTorch's SDPA kernel (`engine/attention.py`; measured 2.2x
+    per layer at 610 cached tokens); prefill keeps SDPA. Off: SDPA throughout."""
     cpu_kvcache_space_gb: int = Field(default=2, gt=0)
     """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
     variable of that name set by you wins)."""

@@ -30,4 +30,5 @@ def build_engine(cfg: Config, model_path: str, placement: Placement | None = Non
         max_model_len=cfg.engine.max_model_len,
         seed=cfg.run.seed,
         prepack=cfg.engine.cpu_prepack,
+        decode_attention=cfg.engine.cpu_decode_attention,
     )

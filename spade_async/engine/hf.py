@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from spade_async.engine.attention import use_cpu_decode_attention
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.loops import LOOP, loop_guard
 from spade_async.engine.lora import apply_lora, read_lora
@@ -59,6 +60,7 @@ class HFEngine(TokenizerHelpers):
         prefix_cache_entries: int = 64,
         prefix_cache_bytes: int = 1 << 30,
         prepack: bool = False,
+        decode_attention: bool = False,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -71,6 +73,8 @@ class HFEngine(TokenizerHelpers):
         self.model.requires_grad_(False)  # the engine never trains (and only frozen weights are packed)
         self.packed_linears = pack_linears(self.model, rows_hint=batch_size) if prepack and self.device == "cpu" else 0
         """Linear layers decoding from a oneDNN-packed weight (0: none; `engine.cpu_prepack`)."""
+        if decode_attention and self.device == "cpu":
+            use_cpu_decode_attention(self.model)  # engine/attention.py (`engine.cpu_decode_attention`)
         release_openmp_team()  # batches decode in worker threads: this thread's team would slow them
         self.stop_ids = stop_token_ids(self.tokenizer, getattr(self.model, "generation_config", None))
         """Token ids that end a completion (the same set the vLLM engine stops at)."""
@@ -159,17 +163,18 @@ class HFEngine(TokenizerHelpers):
                     **{self._cache_kwarg: past},
                 )
                 past = getattr(out, "cache", None) or out.past_key_values
-                logits = out.logits[:, -1, :].float()  # a new tensor for a bf16 model, a view for float32
-                if temperature != 1.0:
-                    logits.div_(temperature)  # in place: a full-vocabulary temporary less per token
-                logp = torch.log_softmax(logits, dim=-1)
-                probs = _top_p_probs(logp.exp(), top_p)
+                logits = out.logits[:, -1, :]
+                weights, log_norm = _softmax_weights(logits, temperature)
+                probs = weights if top_p >= 1.0 else _top_p_probs(weights / weights.sum(-1, keepdim=True), top_p)
                 nxt = _sample(probs, generators, self._generator)  # on the CPU: (B,) token ids
                 at = nxt[:, None].to(probs.device)  # gather on the device: no (B, vocab) copy
                 if top_p < 1.0:  # logprob under the truncated, renormalised distribution
                     chosen = probs.gather(-1, at).squeeze(-1).clamp_min(1e-30).log().cpu()
-                else:
-                    chosen = logp.gather(-1, at).squeeze(-1).cpu()
+                else:  # log softmax(logits / T) at the chosen token, without a (B, vocab) log-softmax
+                    scaled = logits.gather(-1, at).float()
+                    if temperature != 1.0:
+                        scaled = scaled / temperature
+                    chosen = (scaled - log_norm).squeeze(-1).cpu()
                 for i, tok in enumerate(nxt.tolist()):
                     if done[i]:
                         continue
@@ -235,6 +240,23 @@ class HFEngine(TokenizerHelpers):
         self._pending.clear()
 
 
+def _softmax_weights(logits: Any, temperature: float) -> tuple[Any, Any]:
+    """``exp(z - max z)`` for ``z = logits / temperature`` in float32 (unnormalised softmax
+    weights, one new (B, vocab) tensor written in place) and ``logsumexp(z)`` per row, (B, 1).
+
+    Why not ``log_softmax`` then ``exp``: those are two more full-vocabulary tensors and
+    passes per decode step, and only the chosen token's logprob is needed
+    (``z[token] - logsumexp(z)``); :func:`_draw` samples from unnormalised weights."""
+    import torch
+
+    z = logits.to(torch.float32, copy=True)  # a copy even for float32: the caller gathers from `logits`
+    if temperature != 1.0:
+        z.div_(temperature)
+    top = z.amax(-1, keepdim=True)
+    z.sub_(top).exp_()
+    return z, top + z.sum(-1, keepdim=True).log()
+
+
 SAMPLING_BLOCK = 256
 """Vocabulary entries per block of the two-level inverse CDF in :func:`_draw`."""
 
@@ -261,7 +283,8 @@ def _draw(probs: Any, generator: Any) -> Any:
     rows, vocab = probs.shape
     u = torch.rand(rows, 1, generator=generator, dtype=torch.float64).to(probs.device)
     n_blocks = -(-vocab // SAMPLING_BLOCK)
-    padded = torch.nn.functional.pad(probs, (0, n_blocks * SAMPLING_BLOCK - vocab))
+    ragged = n_blocks * SAMPLING_BLOCK - vocab
+    padded = torch.nn.functional.pad(probs, (0, ragged)) if ragged else probs  # 49152 = 192 blocks: no copy
     blocks = padded.view(rows, n_blocks, SAMPLING_BLOCK)
     block_cdf = blocks.sum(-1, dtype=torch.float64).cumsum(-1)  # (rows, n_blocks)
     target = u * block_cdf[:, -1:]

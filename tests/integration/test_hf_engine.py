@@ -208,12 +208,14 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     """`build_engine` (what a run calls) packs the CPU engine's linears (`engine.cpu_prepack`,
-    on by default); the packed engine's logprobs, with and without an adapter, are those of a
-    plain forward pass on an unpacked copy."""
+    on by default) and decodes with its own attention (`engine.cpu_decode_attention`); its
+    logprobs, with and without an adapter, are those of a plain forward pass (SDPA) on an
+    unpacked copy."""
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
     from spade_async.config import Config
+    from spade_async.engine.attention import CPU_DECODE_ATTENTION
     from spade_async.engine.factory import build_engine
     from spade_async.engine.packed import PackedLinear, can_pack
 
@@ -223,6 +225,7 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
     engine = build_engine(cfg, str(tiny_model_dir))
     assert isinstance(engine, HFEngine)
     assert engine.packed_linears == sum(isinstance(m, PackedLinear) for m in engine.model.modules()) > 0
+    assert engine.model.config._attn_implementation == CPU_DECODE_ATTENTION  # decode steps: engine/attention.py
     off = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"cpu_prepack": False})})
     plain = build_engine(off, str(tiny_model_dir))
     assert isinstance(plain, HFEngine) and plain.packed_linears == 0
@@ -237,9 +240,12 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
         if version:
             await engine.load_adapter(1, str(tmp_path / "v1"))
             await plain.load_adapter(1, str(tmp_path / "v1"))
-        out = (await engine.generate([GenerationRequest(prompt, Sampling(max_new_tokens=8, seed=3))]))[0]
-        ref = forward_logprobs(plain, prompt, out.token_ids, 1.0)
-        assert max(abs(a - b) for a, b in zip(ref, out.logprobs, strict=True)) < 1e-4
+        outs = await engine.generate(  # the shorter prompt is left-padded: decode steps attend under a mask
+            [GenerationRequest(p, Sampling(max_new_tokens=8, seed=3)) for p in (prompt, prompt[:2])]
+        )
+        for out in outs:
+            ref = forward_logprobs(plain, out.prompt_ids, out.token_ids, 1.0)
+            assert max(abs(a - b) for a, b in zip(ref, out.logprobs, strict=True)) < 1e-4
 
 
 async def test_a_batch_decodes_as_a_counted_stage_with_its_share_of_the_cores(tiny_model_dir: Path) -> None:
