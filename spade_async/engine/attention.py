@@ -1,13 +1,15 @@
-"""Decode-step attention for the HF engine on a CPU: one query token, grouped KV heads.
+"""Attention for the HF engine's short queries on a CPU: decode steps and turn prefills.
 
-Why: at a decode step each row asks one query per head against its whole cached history.
+Why: at a decode step each row asks one query per head against its whole cached history, and
+an agent turn feeds its new observation (tens of tokens) against the cached transcript.
 PyTorch's CPU ``scaled_dot_product_attention`` (the flash kernel transformers' ``sdpa``
 backend reaches, with the query heads packed onto their KV head) took 0.83 ms per layer for
 16 rows x 610 cached tokens of SmolLM2-135M in bf16 (2 cores), ~1/3 of a decode step over 30
 layers; two batched matmuls with a float32 softmax between them take 0.37 ms for the same
-result (within bf16 rounding). Prefill (more than one query token), other devices and
-anything this path does not handle (soft-capping, attention sinks, position biases,
-dropout) go to transformers' own ``sdpa`` function unchanged.
+result (within bf16 rounding). Queries of up to :data:`MAX_QUERY_TOKENS` tokens take this
+path (each KV head's query heads and tokens as the rows of one matmul); a fresh prompt's
+long prefill, other devices and anything this path does not handle (soft-capping,
+attention sinks, position biases, dropout) go to transformers' own ``sdpa`` function.
 
 Registered with transformers' ``AttentionInterface`` (and its mask interface, as ``sdpa``
 builds masks) under :data:`CPU_DECODE_ATTENTION`; ``HFEngine`` selects it on a CPU
@@ -27,6 +29,10 @@ CPU_DECODE_ATTENTION = "spade_cpu_decode"
 
 _NOT_HANDLED = ("softcap", "s_aux", "sinks", "position_bias", "sliding_window")
 
+MAX_QUERY_TOKENS = 64
+"""Longer queries (a fresh prompt's prefill) go to SDPA: its flash kernel tiles them, and their
+score matrix here would be (group x q) x T floats per KV head."""
+
 
 def decode_attention(
     module: Any,
@@ -45,9 +51,9 @@ def decode_attention(
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     batch, heads, q_len, dim = query.shape
-    kv_heads = key.shape[1]
+    kv_heads, kv_len = key.shape[1], key.shape[2]
     if (
-        q_len != 1
+        q_len > MAX_QUERY_TOKENS
         or query.device.type != "cpu"
         or dropout
         or heads % kv_heads
@@ -56,17 +62,26 @@ def decode_attention(
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
         )
-    q = query.reshape(batch, kv_heads, heads // kv_heads, dim)  # each KV head's query heads as rows
-    scores = torch.matmul(q, key.transpose(-1, -2)).float()  # (B, Hkv, group, T)
+    group = heads // kv_heads
+    # each KV head's query heads (x query tokens) as the rows of one matmul: no repeated K/V
+    q = query.reshape(batch, kv_heads, group * q_len, dim)
+    scores = torch.matmul(q, key.transpose(-1, -2)).float()  # (B, Hkv, group * q, T)
     scores.mul_(dim**-0.5 if scaling is None else scaling)
+    per_token = scores.view(batch, kv_heads, group, q_len, kv_len)
+    if attention_mask is None and q_len > 1:  # causal, no padding: query i is key position T - q + i
+        rows = torch.arange(kv_len - q_len, kv_len, device=query.device)
+        attention_mask = (torch.arange(kv_len, device=query.device)[None, :] <= rows[:, None])[None, None]
     if attention_mask is not None:
-        if attention_mask.dtype == torch.bool:
-            scores.masked_fill_(~attention_mask, float("-inf"))
+        mask = attention_mask[:, :, None, -q_len:, :]  # (B|1, 1, 1, q, T): shared by every head
+        if mask.dtype == torch.bool:
+            per_token.masked_fill_(~mask, float("-inf"))
         else:
-            scores.add_(attention_mask)
-    probs = torch.softmax(scores, dim=-1).to(value.dtype)
-    out = torch.matmul(probs, value)  # (B, Hkv, group, D)
-    return out.reshape(batch, 1, heads, dim), None
+            per_token.add_(mask)
+    probs = torch.softmax(scores, dim=-1)
+    if q_len > 1:  # a left-padding query sees no key at all: zeros, not NaN (it is never read)
+        probs.nan_to_num_(0.0)
+    out = torch.matmul(probs.to(value.dtype), value)  # (B, Hkv, group * q, D)
+    return out.view(batch, heads, q_len, dim).transpose(1, 2).contiguous(), None
 
 
 def use_cpu_decode_attention(model: Any) -> None:
