@@ -101,6 +101,21 @@ def test_a_bf16_learner_step_matches_the_float32_step_on_the_same_batch(tiny_mod
     assert moments and all(t.dtype == torch.float32 for t in moments)  # Adam state in float32
 
 
+def test_a_bf16_learner_multiplies_its_lora_in_bf16_under_autocast(tiny_model_dir):
+    """On a CPU the bf16 learner's forward runs under bf16 autocast and PEFT's upcast of each
+    adapted layer's input to float32 is off: a LoRA factor sees a bf16 input (a float32 one
+    would mean the slow path: a copy per layer and float32 matmuls)."""
+    b16 = Trainer(str(tiny_model_dir), ModelConfig(dtype="bfloat16", **LORA), LearnerConfig(micro_batch=2), seed=0)
+    f32 = Trainer(str(tiny_model_dir), ModelConfig(dtype="float32", **LORA), LearnerConfig(micro_batch=2), seed=0)
+    assert b16.cpu_autocast and not f32.cpu_autocast
+    seen: list[torch.dtype] = []
+    lora_a = next(m for n, m in b16.model.named_modules() if n.endswith("lora_A.default"))
+    lora_a.register_forward_hook(lambda _m, args, _out: seen.append(args[0].dtype))
+    metrics = b16.train_step(_samples(2, seed=3))
+    assert metrics["tokens"] > 0 and seen and set(seen) == {torch.bfloat16}
+    assert all(p.dtype == torch.float32 for p in b16._params)  # the master weights are still float32
+
+
 @pytest.mark.anyio
 async def test_a_bf16_engine_and_a_bf16_learner_agree_on_the_engines_tokens(tiny_model_dir, tmp_path):
     """After one update (so the engine serves a real adapter), the engine samples under v1 and
