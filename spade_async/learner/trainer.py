@@ -53,6 +53,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -199,22 +200,31 @@ class Trainer:
         pad = getattr(inner.config, "pad_token_id", None)
         self._pad_id = int(pad) if isinstance(pad, int) else 0
         self.cpu_autocast = device == "cpu" and not model_cfg.qlora and inner.dtype == torch.bfloat16
-        """bf16 autocast around every forward (see the module docstring's Dtypes); PEFT's upcast of
-        each adapted layer's input to the adapter's float32 is then turned off."""
-        if self.cpu_autocast:
-            from peft.tuners.tuners_utils import BaseTunerLayer
+        """bf16 autocast around the learner's forwards (see the module docstring's Dtypes), with
+        PEFT's upcast of each adapted layer's input to the adapter's float32 off inside it."""
+        from peft.tuners.tuners_utils import BaseTunerLayer
 
-            for module in self.model.modules():
-                if isinstance(module, BaseTunerLayer):
-                    module.cast_input_dtype_enabled = False
+        self._tuner_layers = [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
         self._params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self._params, lr=learner_cfg.lr, weight_decay=learner_cfg.weight_decay)
 
     # ------------------------------------------------------------------ forward
 
-    def _compute(self) -> contextlib.AbstractContextManager[Any]:
-        """Where a forward runs: under bf16 autocast for a bf16 base on a CPU (``cpu_autocast``)."""
-        return torch.autocast("cpu", dtype=torch.bfloat16) if self.cpu_autocast else contextlib.nullcontext()
+    @contextlib.contextmanager
+    def _compute(self) -> Iterator[None]:
+        """Where the learner's forwards run: for a bf16 base on a CPU (``cpu_autocast``) under
+        bf16 autocast, PEFT's input upcast off; the model called outside it is plain PEFT."""
+        if not self.cpu_autocast:
+            yield
+            return
+        for layer in self._tuner_layers:
+            layer.cast_input_dtype_enabled = False
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                yield
+        finally:
+            for layer in self._tuner_layers:
+                layer.cast_input_dtype_enabled = True
 
     def _hidden(self, mb: MicroBatch) -> Tensor:
         with self._compute():

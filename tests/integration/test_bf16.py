@@ -114,6 +114,10 @@ def test_a_bf16_learner_multiplies_its_lora_in_bf16_under_autocast(tiny_model_di
     metrics = b16.train_step(_samples(2, seed=3))
     assert metrics["tokens"] > 0 and seen and set(seen) == {torch.bfloat16}
     assert all(p.dtype == torch.float32 for p in b16._params)  # the master weights are still float32
+    seen.clear()
+    with torch.no_grad():  # outside the learner's own forwards the model is plain PEFT (it upcasts)
+        b16.model(torch.tensor([[5, 6, 7, 8]]))
+    assert set(seen) == {torch.float32}
 
 
 @pytest.mark.anyio
