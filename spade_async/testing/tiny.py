@@ -9,6 +9,7 @@ milliseconds on one core.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from spade_async.engine.embedded import build_cached, cache_root, tokenizer_dir
 
@@ -41,3 +42,23 @@ def build_tiny_model(out_dir: Path | None = None, seed: int = 0) -> Path:
         tok.save_pretrained(str(tmp))
 
     return build_cached(target, build)
+
+
+def tiny_llama(vocab_size: int = 300, seed: int = 0, dtype: Any = None) -> Any:
+    """An in-memory tiny Llama (2 layers, hidden 64, grouped KV heads, tied head; no tokenizer,
+    nothing written), in eval mode: for tests of layers and adapters that need no real text."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)  # the same weights on every call
+    model = LlamaForCausalLM(config)
+    return (model if dtype is None else model.to(dtype)).eval()

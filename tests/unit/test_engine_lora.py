@@ -14,23 +14,12 @@ from torch import nn
 
 from spade_async.engine.lora import AdapterFormatError, LoRALinear, apply_lora, read_lora
 from spade_async.engine.packed import can_pack, pack_linears
+from spade_async.testing.tiny import tiny_llama
 from spade_async.util.errors import UserError
 
 
 def _tiny_model(dtype: torch.dtype = torch.float32) -> nn.Module:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)  # the same base weights on every call
-    cfg = LlamaConfig(
-        vocab_size=300,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        tie_word_embeddings=True,
-    )
-    return LlamaForCausalLM(cfg).to(dtype).eval().requires_grad_(False)
+    return tiny_llama(dtype=dtype).requires_grad_(False)
 
 
 def _save_adapter(folder: Path, targets: list[str], seed: int, **extra: object) -> Path:

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from spade_async.engine.packed import PackedLinear, can_pack, pack_linears
+from spade_async.testing.tiny import tiny_llama
 
 pytestmark = pytest.mark.skipif(not can_pack(), reason="this torch build has no oneDNN")
 
@@ -37,24 +38,8 @@ def test_a_gradient_goes_through_the_plain_weight() -> None:
     assert torch.allclose(x.grad, plain.weight.sum(0).expand(4, 32))
 
 
-def _tiny_model() -> nn.Module:
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(
-        vocab_size=300,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
-    return LlamaForCausalLM(cfg).eval()
-
-
 def test_packing_a_model_keeps_its_logits_and_skips_trainable_layers() -> None:
-    model = _tiny_model()
+    model = tiny_llama()
     ids = torch.randint(0, 300, (2, 9))
     with torch.inference_mode():
         before = model(input_ids=ids).logits
