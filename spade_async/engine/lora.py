@@ -1,4 +1,4 @@
-"""The HF engine's LoRA: a low-rank delta beside each frozen linear, in the model's own dtype.
+"""The HF engine's LoRA: a low-rank delta beside each frozen linear, added in float32.
 
 Why not PEFT's layers at decode time: PEFT's LoRA forward (the input upcast to the adapter's
 float32, a dropout call, two linears, a scale, an add and a cast back, per layer per token)
