@@ -204,7 +204,7 @@ class Trainer:
         PEFT's upcast of each adapted layer's input to the adapter's float32 off inside it."""
         from peft.tuners.tuners_utils import BaseTunerLayer
 
-        self._tuner_layers = [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
+        self._tuner_layers: list[Any] = [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
         self._params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self._params, lr=learner_cfg.lr, weight_decay=learner_cfg.weight_decay)
 
