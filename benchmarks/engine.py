@@ -54,7 +54,7 @@ import torch
 from limits import cpu_line, memory_bandwidth  # benchmarks/ is on sys.path: the scripts run as files
 from results import Recorder
 
-from spade_async.config import EMBEDDED_MODEL
+from spade_async.config import EMBEDDED_MODEL, EngineConfig
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.engine.embedded import resolve_model_path
 from spade_async.engine.hf import HFEngine
@@ -131,9 +131,10 @@ Runner = Callable[[list[list[int]]], Awaitable[int]]
 
 
 def columns(hf: dict[str, Any], packed: dict[str, Any], vllm: dict[str, Any], new: int) -> dict[str, Runner]:
-    """Name -> runner per HF dtype: ``ours`` (the engine as a run builds it: packed weights on
-    a CPU), ``unpacked`` (the same engine without them, where packing ran) and ``generate``
-    (on the unpacked model); ``vllm`` per vLLM dtype."""
+    """Name -> runner per HF dtype: ``ours`` (the engine as a run builds it: on a CPU packed
+    weights, its own short-query attention and row-by-row prefill of unequal long prompts),
+    ``unpacked`` (the engine without those switches, where packing ran) and ``generate`` (on
+    the unpacked model); ``vllm`` per vLLM dtype."""
     runs: dict[str, Runner] = {}
     for dtype, engine in hf.items():
         pad = engine.tokenizer.pad_token_id
@@ -189,8 +190,18 @@ async def amain(args: argparse.Namespace) -> None:
     hf = {
         dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096) for dt in dtypes
     }
+    run = EngineConfig()  # the CPU switches a run turns on by default
     packed = {
-        dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096, prepack=True)
+        dt: HFEngine(
+            path,
+            device=args.device,
+            dtype=dt,
+            batch_size=max(batches),
+            max_model_len=4096,
+            prepack=run.cpu_prepack,
+            decode_attention=run.cpu_decode_attention,
+            ragged_prefill=run.cpu_ragged_prefill,
+        )
         for dt in (dtypes if args.prepack else [])
     }
     packed = {dt: e for dt, e in packed.items() if e.packed_linears}  # off the CPU nothing is packed

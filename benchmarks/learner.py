@@ -24,9 +24,13 @@ gradient 2N: the frozen base gets no weight gradient) and 6 x the LoRA weights; 
 token, 4 x the lm_head (the lm_head runs at trained positions only); causal attention
 3 x 2 L H T^2 per sequence. Embedding lookups, norms and activations are not counted.
 
+Micro-batches: by default the CPU preset's (``configs/tiny.toml``, what ``make run`` trains
+with): at most ``learner.micro_batch`` rows and ``learner.micro_batch_tokens`` padded tokens
+each; ``--micro-batch`` and ``--micro-batch-tokens`` (0: no budget) override them.
+
 Usage: ``python benchmarks/learner.py [--model embedded|PATH] [--batch 16] [--prompt 60]
-[--completion 48] [--rounds 3] [--threads 2] [--device cpu] [--dtypes float32,bfloat16]
-[--json PATH]``; ``--json`` also writes the headline figures for the README's table (``make bench``).
+[--completion 48] [--micro-batch N] [--micro-batch-tokens N] [--rounds 3] [--threads 2]
+[--device cpu] [--dtypes float32,bfloat16] [--json PATH]``; ``--json`` also writes the headline figures for the README's table (``make bench``).
 """
 
 from __future__ import annotations
@@ -42,9 +46,10 @@ import torch
 from limits import cpu_line, matmul_peak  # benchmarks/ is on sys.path: the scripts run as files
 from results import Recorder
 
-from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig
+from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig, load_config
+from spade_async.config.presets import presets_dir
 from spade_async.engine.embedded import resolve_model_path
-from spade_async.learner.batching import build_micro_batches
+from spade_async.learner.batching import MicroBatch, build_micro_batches
 from spade_async.learner.samples import TrainSample
 from spade_async.learner.trainer import Trainer
 
@@ -61,11 +66,17 @@ def make_samples(n: int, prompt: int, completion: int, vocab: int, seed: int) ->
     return out
 
 
+def micro_batches(trainer: Trainer, samples: list[TrainSample]) -> list[MicroBatch]:
+    """The micro-batches ``Trainer.train_step`` cuts (same rows, same budget)."""
+    cfg = trainer.cfg
+    return build_micro_batches(samples, cfg.micro_batch, cfg.max_seq_len, max_tokens=cfg.micro_batch_tokens)
+
+
 def bare_step(trainer: Trainer, samples: list[TrainSample]) -> None:
     """Forward + backward with the same selection of positions, plain cross-entropy."""
     trainer.optimizer.zero_grad(set_to_none=True)
     n = sum(s.n_trained_tokens for s in samples)
-    for mb in build_micro_batches(samples, trainer.cfg.micro_batch, trainer.cfg.max_seq_len):
+    for mb in micro_batches(trainer, samples):
         lp = trainer._logprobs(mb, trainer._hidden(mb))
         (-(lp * mb.mask.to(lp.device)).sum() / n).backward()
     trainer.optimizer.zero_grad(set_to_none=True)
@@ -74,7 +85,7 @@ def bare_step(trainer: Trainer, samples: list[TrainSample]) -> None:
 def hf_full_step(trainer: Trainer, samples: list[TrainSample]) -> None:
     """The usual causal-LM step: logits over the whole vocabulary at every position."""
     trainer.optimizer.zero_grad(set_to_none=True)
-    for mb in build_micro_batches(samples, trainer.cfg.micro_batch, trainer.cfg.max_seq_len):
+    for mb in micro_batches(trainer, samples):
         labels = mb.input_ids.masked_fill(mb.mask == 0, -100).to(trainer.device)
         out = trainer.model(
             input_ids=mb.input_ids.to(trainer.device),
@@ -113,7 +124,14 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--prompt", type=int, default=60)
     ap.add_argument("--completion", type=int, default=48)
-    ap.add_argument("--micro-batch", type=int, default=4)
+    preset = load_config(presets_dir() / "tiny.toml").learner
+    ap.add_argument("--micro-batch", type=int, default=preset.micro_batch, help="rows (default: configs/tiny.toml's)")
+    ap.add_argument(
+        "--micro-batch-tokens",
+        type=int,
+        default=preset.micro_batch_tokens or 0,
+        help="padded tokens per micro-batch, 0 for no budget (default: configs/tiny.toml's)",
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
@@ -130,7 +148,9 @@ def main() -> None:
 
 
 def measure_dtype(args: argparse.Namespace, path: str, dtype: str, rec: Recorder) -> None:
-    cfg = LearnerConfig(lr=1e-5, micro_batch=args.micro_batch, kl_coef=0.0)
+    cfg = LearnerConfig(
+        lr=1e-5, micro_batch=args.micro_batch, micro_batch_tokens=args.micro_batch_tokens or None, kl_coef=0.0
+    )
     trainer = Trainer(path, ModelConfig.model_validate({"dtype": dtype}), cfg, device=args.device, seed=0)
     base: Any = trainer.model.get_base_model()
     vocab = int(base.config.vocab_size)
@@ -168,7 +188,9 @@ def measure_dtype(args: argparse.Namespace, path: str, dtype: str, rec: Recorder
     print(
         f"model={path} dtype={dtype} device={args.device} threads={args.threads} "
         f"batch={args.batch}x{args.prompt + args.completion} tokens={tokens} "
-        f"trained={args.batch * args.completion} micro_batch={args.micro_batch} rounds={args.rounds}"
+        f"trained={args.batch * args.completion} micro_batch={args.micro_batch} "
+        f"micro_batch_tokens={args.micro_batch_tokens or None} micro_batches={len(micro_batches(trainer, samples))} "
+        f"rounds={args.rounds}"
     )
     tps = {k: tokens / statistics.median(v) for k, v in times.items()}
     for name in runs:

@@ -163,6 +163,11 @@ class EngineConfig(Section):
     """HF backend on a CPU: decode steps (one query token) attend with two batched matmuls and
     a float32 softmax instead of PyTorch's SDPA kernel (`engine/attention.py`; measured 2.2x
     per layer at 610 cached tokens); prefill keeps SDPA. Off: SDPA throughout."""
+    cpu_ragged_prefill: bool = True
+    """HF backend on a CPU: in a batch, each row with a long new part (over 64 tokens: a fresh
+    prompt) is prefilled on its own, unpadded and causal, before the batch decodes together
+    (`engine/hf.py`); a left-padded batch prefill computes every padding token and the
+    attention kernel cannot skip the masked half. Off: one padded prefill per batch."""
     cpu_kvcache_space_gb: int = Field(default=2, gt=0)
     """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
     variable of that name set by you wins)."""
@@ -305,7 +310,11 @@ class LearnerConfig(Section):
     loss_agg: Literal["grpo", "dr_grpo", "dapo"] = "dapo"
     """Loss aggregation: per-sequence mean (grpo), token sum / const (dr_grpo), token mean over batch (dapo)."""
     micro_batch: int = Field(default=4, gt=0)
-    """Sequences per forward/backward."""
+    """Sequences per forward/backward (the most; see `micro_batch_tokens`)."""
+    micro_batch_tokens: int | None = Field(default=None, gt=0)
+    """Padded tokens per forward/backward (rows x the longest row): a micro-batch takes rows,
+    longest first, while it stays within this and `micro_batch` rows. Short sequences then
+    share larger matmuls; peak memory follows this budget. None: `micro_batch` rows each."""
     ratio_anchor: Literal["proximal", "behaviour"] = "proximal"
     """PPO ratio denominator. `proximal` (decoupled PPO): ratio against the current weights
     (detached), off-policyness corrected by the TIS weight min(pi/pi_behaviour, tis_cap);

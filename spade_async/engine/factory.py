@@ -31,4 +31,5 @@ def build_engine(cfg: Config, model_path: str, placement: Placement | None = Non
         seed=cfg.run.seed,
         prepack=cfg.engine.cpu_prepack,
         decode_attention=cfg.engine.cpu_decode_attention,
+        ragged_prefill=cfg.engine.cpu_ragged_prefill,
     )

@@ -1,13 +1,17 @@
-"""The HF engine's LoRA: a low-rank delta beside each frozen linear, added in float32.
+"""The HF engine's LoRA: a low-rank delta beside each frozen linear (float32 at a few rows).
 
 Why not PEFT's layers at decode time: PEFT's LoRA forward (the input upcast to the adapter's
 float32, a dropout call, two linears, a scale, an add and a cast back, per layer per token)
 made a bf16 decode step of SmolLM2-135M with rank-8 adapters on its 7 projections 1.5x the
 base model's (39.7 -> 59.3 ms at batch 4, 79 -> 117 ms at batch 16, 2 cores). Here each
 adapted layer is the base linear plus two small float32 matmuls added into its output, ``B``
-scaled once at load. Why float32 even for a bf16 model: at these shapes (a few rows, rank 8)
-a CPU bf16 matmul costs ~16 us of fixed overhead against ~5 us in float32 (the same 2
-cores), and the delta is the more exact for it. ``docs/cpu_speed.md`` has the measured effect.
+scaled once at load. Why float32 for a decode step's few rows even in a bf16 model: at those
+shapes (rank 8) a CPU bf16 matmul costs ~16 us of fixed overhead against ~5 us in float32
+(the same 2 cores). Why the layer's own dtype from :data:`FLOAT32_DELTA_ROWS` rows on (a
+prefill, an agent turn's new observation): there the float32 copy of the input and the
+mixed-dtype add cost more than the matmuls; a 3,968-row gate projection's delta took 5.8 ms
+in float32 and 0.95 ms as one bf16 ``addmm_`` (the learner also multiplies its LoRA in bf16
+under autocast). ``docs/cpu_speed.md`` has the measured effect.
 
 The learner still writes adapters with PEFT; this reads PEFT's files
 (``adapter_config.json`` and ``adapter_model.safetensors``) and refuses, by name, any PEFT
@@ -27,7 +31,12 @@ from torch import nn
 
 from spade_async.util.errors import UserError
 
-__all__ = ["AdapterFormatError", "LoRALinear", "LoRAWeights", "apply_lora", "read_lora"]
+__all__ = ["FLOAT32_DELTA_ROWS", "AdapterFormatError", "LoRALinear", "LoRAWeights", "apply_lora", "read_lora"]
+
+FLOAT32_DELTA_ROWS = 16
+"""Rows (tokens) from which a delta is computed in the layer's own dtype instead of float32.
+Measured on 2 cores (AMD EPYC, bf16, rank 8, 576 -> 1536): 4 rows float32 19 us / bf16 41 us;
+16 rows 72 / 59; 256 rows 781 / 135."""
 
 _PREFIX = "base_model.model."
 """PEFT's prefix on every saved key; what follows is the module's path in the base model."""
@@ -105,16 +114,32 @@ class LoRALinear(nn.Module):
         self.base = base
         self.down: torch.Tensor | None = None
         self.up: torch.Tensor | None = None
+        self._down_native: torch.Tensor | None = None
+        self._up_native_t: torch.Tensor | None = None
 
-    def set_delta(self, down: torch.Tensor | None, up: torch.Tensor | None) -> None:
+    def set_delta(self, down: torch.Tensor | None, up: torch.Tensor | None, dtype: torch.dtype | None = None) -> None:
+        """Serve ``down`` (rank x in) and ``up`` (out x rank, scaled) in float32, with copies in
+        ``dtype`` (the base weight's) for many-row inputs; None clears the delta."""
         self.down, self.up = down, up
+        if down is None or up is None:
+            self._down_native = self._up_native_t = None
+            return
+        native = dtype or down.dtype
+        self._down_native = down.to(native)
+        self._up_native_t = up.to(native).t()  # addmm_ wants (rank x out)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.base(x)
-        if self.down is None or self.up is None:
+        if self.down is None or self.up is None or self._down_native is None or self._up_native_t is None:
             return y
-        delta = nn.functional.linear(nn.functional.linear(x.float(), self.down), self.up)
-        return y.add_(delta) if torch.is_inference_mode_enabled() else y + delta.to(y.dtype)
+        if x.numel() < FLOAT32_DELTA_ROWS * x.shape[-1]:
+            delta = nn.functional.linear(nn.functional.linear(x.float(), self.down), self.up)
+            return y.add_(delta) if torch.is_inference_mode_enabled() else y + delta.to(y.dtype)
+        hidden = nn.functional.linear(x.to(self._down_native.dtype), self._down_native)
+        if torch.is_inference_mode_enabled() and y.is_contiguous() and y.dtype == hidden.dtype:
+            y.view(-1, y.shape[-1]).addmm_(hidden.reshape(-1, hidden.shape[-1]), self._up_native_t)
+            return y
+        return y + (hidden @ self._up_native_t).to(y.dtype)
 
 
 def apply_lora(model: nn.Module, weights: LoRAWeights | None) -> int:
@@ -140,7 +165,7 @@ def apply_lora(model: nn.Module, weights: LoRAWeights | None) -> int:
                 f"adapter layer {name}: A {tuple(down.shape)} / B {tuple(up.shape)} do not fit a "
                 f"{in_features} -> {out_features} linear (an adapter for another model?)"
             )
-        layer.set_delta(down.to(weight.device).contiguous(), up.to(weight.device).contiguous())
+        layer.set_delta(down.to(weight.device).contiguous(), up.to(weight.device).contiguous(), weight.dtype)
     return len(weights.deltas)
 
 

@@ -14,6 +14,13 @@ typical agent sequence whatever its own length, under every loss aggregation: th
 reward's scale ``min(n_agent_samples / n_envs * k, cap)`` assumes exactly that, and without
 it a 3,000-token design would weigh 3,000 agent tokens under the token-mean (``dapo``) loss.
 
+Why a token budget beside the row count (``learner.micro_batch_tokens``): a fixed row count
+sized for the longest sequences leaves short ones in small matmuls. On a CPU, 16 rows of 108
+tokens in micro-batches of 4 ran the GRPO step at 172 GFLOP/s, in one micro-batch at 222
+(SmolLM2-135M, bf16, ``benchmarks/learner.py``). With a budget, a micro-batch takes rows,
+longest first, while rows x its longest row stays within the budget (and within
+``micro_batch`` rows), so peak memory is set by the budget, not by the row count.
+
 Deviations: a sample is cut from the right at ``max_seq_len``; a trained token at position 0
 has no position that predicts it and is ignored; a sample left with no trained token is
 dropped (counted by the caller).
@@ -66,9 +73,15 @@ def trim(sample: TrainSample, max_seq_len: int) -> tuple[list[int], list[int], l
 
 
 def build_micro_batches(
-    samples: list[TrainSample], micro_batch: int, max_seq_len: int, pad_id: int = 0
+    samples: list[TrainSample],
+    micro_batch: int,
+    max_seq_len: int,
+    pad_id: int = 0,
+    max_tokens: int | None = None,
 ) -> list[MicroBatch]:
-    """Trim, drop samples with no trained token, sort by length, pad, cut into micro-batches."""
+    """Trim, drop samples with no trained token, sort by length, pad, cut into micro-batches of
+    at most ``micro_batch`` rows and, when ``max_tokens`` is given, at most that many padded
+    tokens (a row longer than the budget gets a micro-batch of its own)."""
     designer_weight = sequence_weight(samples, max_seq_len)
     rows = []
     for s in samples:
@@ -78,9 +91,9 @@ def build_micro_batches(
             rows.append((ids, row_mask, logps, s.advantage, s.temperature, per_token, s.adapter_version))
     rows.sort(key=lambda r: len(r[0]), reverse=True)
     batches = []
-    for start in range(0, len(rows), micro_batch):
-        chunk = rows[start : start + micro_batch]
-        width = max(len(r[0]) for r in chunk)
+    for start, stop in _cuts([len(r[0]) for r in rows], micro_batch, max_tokens):
+        chunk = rows[start:stop]
+        width = len(chunk[0][0])  # sorted longest first
         b = len(chunk)
         input_ids = torch.full((b, width), pad_id, dtype=torch.long)
         attn = torch.zeros((b, width), dtype=torch.long)
@@ -110,3 +123,16 @@ def build_micro_batches(
             )
         )
     return batches
+
+
+def _cuts(lengths: list[int], max_rows: int, max_tokens: int | None) -> list[tuple[int, int]]:
+    """``[start, stop)`` row ranges over ``lengths`` (sorted longest first): each range holds at
+    most ``max_rows`` rows and, with a budget, at most ``max_tokens`` padded tokens (rows x the
+    range's first, longest row), or one row."""
+    cuts = []
+    start = 0
+    while start < len(lengths):
+        rows = max_rows if max_tokens is None else max(1, min(max_rows, max_tokens // lengths[start]))
+        cuts.append((start, min(start + rows, len(lengths))))
+        start += rows
+    return cuts

@@ -250,6 +250,12 @@ class Trainer:
         dense = torch.zeros(mb.mask.shape, dtype=torch.float32, device=self.device)
         return dense.index_put((rows_d, cols_d), lp)
 
+    def _micro_batches(self, samples: list[TrainSample], max_seq_len: int) -> list[MicroBatch]:
+        """The step's micro-batches under `learner.micro_batch` rows and `learner.micro_batch_tokens`."""
+        return build_micro_batches(
+            samples, self.cfg.micro_batch, max_seq_len, self._pad_id, max_tokens=self.cfg.micro_batch_tokens
+        )
+
     def logprobs(self, samples: list[TrainSample], max_seq_len: int | None = None) -> list[Tensor]:
         """Current-policy logprobs of each sample's trained tokens (no grad; tests, evaluation)."""
         out = []
@@ -272,7 +278,7 @@ class Trainer:
         keep_zero_adv = self.cfg.kl_coef > 0
         kept = [s for s in samples if keep_zero_adv or s.advantage != 0.0]
         n_zero_adv = len(samples) - len(kept)
-        batches = build_micro_batches(kept, self.cfg.micro_batch, self.cfg.max_seq_len, self._pad_id)
+        batches = self._micro_batches(kept, self.cfg.max_seq_len)
         n_seq = sum(int(mb.input_ids.shape[0]) for mb in batches)
         n_trained = sum(mb.n_trained for mb in batches)
         total_weight = sum(mb.total_weight for mb in batches)
@@ -281,6 +287,7 @@ class Trainer:
             "n_dropped": float(len(samples) - n_seq),  # all reasons
             "n_zero_advantage": float(n_zero_adv),
             "tokens": float(n_trained),
+            "micro_batches": float(len(batches)),
         }
         if n_seq == 0:
             metrics.update(
@@ -383,7 +390,7 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = self.cfg.lr if lr is None else lr
         kept = [replace(s, temperature=1.0) for s in samples if any(s.loss_mask)]
-        batches = build_micro_batches(kept, self.cfg.micro_batch, max_seq_len or self.cfg.max_seq_len, self._pad_id)
+        batches = self._micro_batches(kept, max_seq_len or self.cfg.max_seq_len)
         n_trained = sum(mb.n_trained for mb in batches)
         if n_trained == 0:
             return {"sft_loss": float("nan"), "sft_tokens": 0.0}

@@ -226,6 +226,7 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
     assert isinstance(engine, HFEngine)
     assert engine.packed_linears == sum(isinstance(m, PackedLinear) for m in engine.model.modules()) > 0
     assert engine.model.config._attn_implementation == CPU_DECODE_ATTENTION  # decode steps: engine/attention.py
+    assert engine.ragged_prefill  # engine.cpu_ragged_prefill: long prompts of unequal length prefill row by row
     off = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"cpu_prepack": False})})
     plain = build_engine(off, str(tiny_model_dir))
     assert isinstance(plain, HFEngine) and plain.packed_linears == 0
@@ -246,6 +247,59 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
         for out in outs:
             ref = forward_logprobs(plain, out.prompt_ids, out.token_ids, 1.0)
             assert max(abs(a - b) for a, b in zip(ref, out.logprobs, strict=True)) < 1e-4
+
+
+async def test_prompts_of_unequal_length_prefill_row_by_row_with_the_same_logprobs(tiny_model_dir: Path) -> None:
+    """`ragged_prefill`: rows with more than 64 new tokens of a mostly-padding batch run alone
+    first (counted as extra forward passes), fresh and from a cached prefix; seeded rows give
+    the tokens and logprobs of the one padded prefill."""
+    ragged = HFEngine(tiny_model_dir, seed=0, ragged_prefill=True)
+    padded = HFEngine(tiny_model_dir, seed=0)
+    assert ragged.ragged_prefill and not padded.ragged_prefill
+    forwards = {id(ragged): 0, id(padded): 0}
+    for engine in (ragged, padded):
+        real = engine.model.forward
+
+        def counting(*args: object, _real=real, _key=id(engine), **kwargs: object) -> object:
+            forwards[_key] += 1
+            return _real(*args, **kwargs)
+
+        engine.model.forward = counting  # type: ignore[method-assign]
+    g = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(3, 200, (n,), generator=g).tolist() for n in (160, 70, 20)]
+    first = [GenerationRequest(p, Sampling(max_new_tokens=6, seed=i)) for i, p in enumerate(prompts)]
+    outs = {}
+    for engine in (ragged, padded):
+        before = forwards[id(engine)]
+        outs[id(engine)] = await engine.generate(first)
+        forwards[id(engine)] -= before + 6  # what the batch's own prefill and decode steps cost
+    assert forwards == {id(ragged): 2, id(padded): 0}  # the 160- and 70-token rows, alone; not the 20-token one
+    for a, b in zip(outs[id(ragged)], outs[id(padded)], strict=True):
+        assert a.token_ids == b.token_ids
+        assert max(abs(x - y) for x, y in zip(a.logprobs, b.logprobs, strict=True)) < 1e-4
+        ref = forward_logprobs(padded, a.prompt_ids, a.token_ids, 1.0)
+        assert max(abs(x - y) for x, y in zip(ref, a.logprobs, strict=True)) < 1e-4
+    # the next turn: each row extends its cached transcript by 100 tokens (a partial hit)
+    more = torch.randint(3, 200, (100,), generator=g).tolist()
+    second = [
+        GenerationRequest(o.prompt_ids + o.token_ids + more, Sampling(max_new_tokens=4, seed=7))
+        for o in outs[id(ragged)]
+    ]
+    before = forwards[id(ragged)]
+    again = await ragged.generate([*second[:1], GenerationRequest(prompts[2], Sampling(max_new_tokens=4, seed=8))])
+    ref = forward_logprobs(padded, again[0].prompt_ids, again[0].token_ids, 1.0)
+    assert (
+        ragged.prefix_cache.hits > 0 and forwards[id(ragged)] - before == 1 + 4
+    )  # the extended row alone, then 4 steps
+    assert max(abs(x - y) for x, y in zip(ref, again[0].logprobs, strict=True)) < 1e-4
+
+
+def test_rows_prefill_alone_only_when_padding_would_be_over_a_quarter() -> None:
+    from spade_async.engine.hf import _mostly_padding
+
+    assert _mostly_padding([992, 816, 656, 496])  # 25.4% padding: four design prompts
+    assert not _mostly_padding([300] * 16) and not _mostly_padding([1000])
+    assert not _mostly_padding([100, 80])  # 10%
 
 
 async def test_a_batch_decodes_as_a_counted_stage_with_its_share_of_the_cores(tiny_model_dir: Path) -> None:

@@ -164,18 +164,21 @@ def _lora_weights(trainer: Trainer) -> dict[str, torch.Tensor]:
 @pytest.mark.parametrize("agg", ["grpo", "dapo", "dr_grpo"])
 def test_micro_batching_does_not_change_the_gradient(tiny_model_dir, agg):
     """Compare Adam's first moment after one step (= 0.1 * gradient): the updated weights
-    themselves are ~lr * sign(grad) after Adam's first step, which flips on float noise."""
+    themselves are ~lr * sign(grad) after Adam's first step, which flips on float noise.
+    Rows of 22, 19, 16, 13, 10 tokens: one per micro-batch, all five in one, and under a
+    budget of 40 padded tokens [22], [19, 16], [13, 10]."""
     samples = _random_samples(5, seed=2)
     moments = []
-    for mb in (1, 5):
-        cfg = LearnerConfig(lr=1e-3, micro_batch=mb, loss_agg=agg)
+    for rows, budget, expected in ((1, None, 5), (5, None, 1), (5, 40, 3)):
+        cfg = LearnerConfig(lr=1e-3, micro_batch=rows, micro_batch_tokens=budget, loss_agg=agg)
         trainer = Trainer(str(tiny_model_dir), LORA, cfg, seed=0)
-        trainer.train_step(samples)
+        assert trainer.train_step(samples)["micro_batches"] == expected
         moments.append([trainer.optimizer.state[p]["exp_avg"].clone() for p in trainer._params])
     scale = max(m.abs().max().item() for m in moments[0])
     assert scale > 0
-    for x, y in zip(*moments, strict=True):
-        assert torch.allclose(x, y, rtol=1e-4, atol=1e-5 * scale)
+    for other in moments[1:]:
+        for x, y in zip(moments[0], other, strict=True):
+            assert torch.allclose(x, y, rtol=1e-4, atol=1e-5 * scale)
 
 
 def test_gradient_checkpointing_does_not_change_the_gradient(tiny_model_dir):

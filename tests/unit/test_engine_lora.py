@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from spade_async.engine.lora import AdapterFormatError, LoRALinear, apply_lora, read_lora
+from spade_async.engine.lora import FLOAT32_DELTA_ROWS, AdapterFormatError, LoRALinear, apply_lora, read_lora
 from spade_async.engine.packed import can_pack, pack_linears
 from spade_async.testing.tiny import tiny_llama
 from spade_async.util.errors import UserError
@@ -66,14 +66,35 @@ def test_the_engine_s_lora_computes_what_peft_does(tmp_path: Path, packed: bool)
     assert not isinstance(model.model.layers[0].self_attn.k_proj, LoRALinear)  # not a target: left alone
 
 
-def test_bf16_within_bf16_rounding_of_peft(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shape", [(1, 5), (2, 9), (2, 40)])  # below and above FLOAT32_DELTA_ROWS rows
+def test_bf16_within_bf16_rounding_of_peft(tmp_path: Path, shape: tuple[int, int]) -> None:
     folder = _save_adapter(tmp_path / "a", ["q_proj", "k_proj", "o_proj", "gate_proj"], seed=2)
-    ids = torch.randint(0, 300, (2, 9))
+    ids = torch.randint(0, 300, shape)
     model = _tiny_model(torch.bfloat16)
     apply_lora(model, read_lora(folder))
     got, want = _logits(model, ids), _peft_logits(folder, ids, torch.bfloat16)
     exact = _peft_logits(folder, ids, torch.float32)
     assert (got - exact).abs().mean() <= 1.5 * (want - exact).abs().mean() + 1e-3  # no worse than PEFT in bf16
+
+
+def test_a_few_rows_use_the_float32_factors_and_many_rows_the_layer_s_dtype() -> None:
+    """Both give the exact delta within bf16 rounding; which factors each used is shown by
+    poisoning the float32 ones afterwards."""
+    torch.manual_seed(0)
+    base = nn.Linear(64, 96, bias=False).to(torch.bfloat16).requires_grad_(False)
+    layer = LoRALinear(base)
+    down, up = torch.randn(4, 64) * 0.1, torch.randn(96, 4) * 0.1
+    layer.set_delta(down, up, torch.bfloat16)
+    for rows in (FLOAT32_DELTA_ROWS - 1, FLOAT32_DELTA_ROWS, 200):
+        x = torch.randn(rows, 64).to(torch.bfloat16)
+        exact = x.double() @ base.weight.double().t() + x.double() @ down.double().t() @ up.double().t()
+        with torch.inference_mode():
+            got = layer(x).double()
+        assert (got - exact).abs().max() <= 0.02 * exact.abs().max(), rows
+    layer.down = torch.full_like(down, float("nan"))
+    with torch.inference_mode():
+        assert layer(torch.ones(FLOAT32_DELTA_ROWS - 1, 64, dtype=torch.bfloat16)).isnan().all()
+        assert layer(torch.ones(FLOAT32_DELTA_ROWS, 64, dtype=torch.bfloat16)).isfinite().all()
 
 
 def test_rslora_scale(tmp_path: Path) -> None:
