@@ -49,7 +49,7 @@ from results import Recorder
 from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig, load_config
 from spade_async.config.presets import presets_dir
 from spade_async.engine.embedded import resolve_model_path
-from spade_async.learner.batching import MicroBatch, build_micro_batches
+from spade_async.learner.batching import MicroBatch
 from spade_async.learner.samples import TrainSample
 from spade_async.learner.trainer import Trainer
 
@@ -67,9 +67,8 @@ def make_samples(n: int, prompt: int, completion: int, vocab: int, seed: int) ->
 
 
 def micro_batches(trainer: Trainer, samples: list[TrainSample]) -> list[MicroBatch]:
-    """The micro-batches ``Trainer.train_step`` cuts (same rows, same budget)."""
-    cfg = trainer.cfg
-    return build_micro_batches(samples, cfg.micro_batch, cfg.max_seq_len, max_tokens=cfg.micro_batch_tokens)
+    """The micro-batches ``Trainer.train_step`` cuts (same rows, same budget, same padding)."""
+    return trainer._micro_batches(samples, trainer.cfg.max_seq_len)
 
 
 def bare_step(trainer: Trainer, samples: list[TrainSample]) -> None:

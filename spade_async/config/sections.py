@@ -321,6 +321,10 @@ class LearnerConfig(Section):
     `behaviour`: classic PPO ratio against the engine's logprobs, no separate TIS weight."""
     gradient_checkpointing: bool = False
     """Recompute activations in backward (less memory, ~30% more time)."""
+    cpu_short_attention: bool = True
+    """On a CPU: a micro-batch of at most 160 tokens per row computes attention as two matmuls
+    and a softmax (`learner/attention.py`); PyTorch's CPU flash kernel took ~3x as long to
+    differentiate there. Longer rows use SDPA either way. Off: SDPA always."""
     max_grad_norm: float = Field(default=1.0, gt=0.0)
     """Gradient clipping norm."""
     max_seq_len: int = Field(default=2048, gt=0)

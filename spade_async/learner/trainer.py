@@ -65,6 +65,7 @@ from spade_async.config import LearnerConfig, ModelConfig
 from spade_async.hardware.allocator import release_free_memory
 from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.hardware.device import resolve_dtype
+from spade_async.learner.attention import use_cpu_short_attention
 from spade_async.learner.batching import MicroBatch, build_micro_batches
 from spade_async.learner.grpo import grpo_loss, selected_logprobs
 from spade_async.learner.quantization import nf4_config
@@ -176,6 +177,8 @@ class Trainer:
         """Importance-weight truncation (``selfplay.tis_cap``, which lives outside ``learner``)."""
         self.version = 0
         base = _load_base(str(model_path), model_cfg, device)
+        if device == "cpu" and learner_cfg.cpu_short_attention:
+            use_cpu_short_attention(base)  # learner/attention.py (`learner.cpu_short_attention`)
         if model_cfg.qlora:
             base = prepare_quantized(base, gradient_checkpointing)
         elif gradient_checkpointing:

@@ -217,14 +217,15 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
     from spade_async.config import Config
     from spade_async.engine.attention import CPU_DECODE_ATTENTION
     from spade_async.engine.factory import build_engine
-    from spade_async.engine.packed import PackedLinear, can_pack
+    from spade_async.engine.packed import PackedLinear, SiblingLinear, can_pack
 
     if not can_pack():
         pytest.skip("this torch build has no oneDNN")
     cfg = Config.model_validate({"run": {"device": "cpu"}, "model": {"dtype": "float32"}})
     engine = build_engine(cfg, str(tiny_model_dir))
     assert isinstance(engine, HFEngine)
-    assert engine.packed_linears == sum(isinstance(m, PackedLinear) for m in engine.model.modules()) > 0
+    packed = sum(isinstance(m, PackedLinear | SiblingLinear) for m in engine.model.modules())
+    assert engine.packed_linears == packed > sum(isinstance(m, PackedLinear) for m in engine.model.modules()) > 0
     assert engine.model.config._attn_implementation == CPU_DECODE_ATTENTION  # decode steps: engine/attention.py
     assert engine.ragged_prefill  # engine.cpu_ragged_prefill: long prompts of unequal length prefill row by row
     off = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"cpu_prepack": False})})
