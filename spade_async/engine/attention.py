@@ -22,7 +22,13 @@ from typing import Any
 
 import torch
 
-__all__ = ["CPU_DECODE_ATTENTION", "decode_attention", "use_cpu_decode_attention"]
+__all__ = [
+    "CPU_DECODE_ATTENTION",
+    "decode_attention",
+    "plain_attention_applies",
+    "use_attention",
+    "use_cpu_decode_attention",
+]
 
 CPU_DECODE_ATTENTION = "spade_cpu_decode"
 """The name this attention function is registered under in transformers."""
@@ -52,13 +58,7 @@ def decode_attention(
 
     batch, heads, q_len, dim = query.shape
     kv_heads, kv_len = key.shape[1], key.shape[2]
-    if (
-        q_len > MAX_QUERY_TOKENS
-        or query.device.type != "cpu"
-        or dropout
-        or heads % kv_heads
-        or any(kwargs.get(name) is not None for name in _NOT_HANDLED)
-    ):
+    if q_len > MAX_QUERY_TOKENS or not plain_attention_applies(query, key, dropout, kwargs):
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
         )
@@ -84,11 +84,29 @@ def decode_attention(
     return out.view(batch, heads, q_len, dim).transpose(1, 2).contiguous(), None
 
 
-def use_cpu_decode_attention(model: Any) -> None:
-    """Register :func:`decode_attention` (once) and switch ``model`` to it."""
+def plain_attention_applies(query: torch.Tensor, key: torch.Tensor, dropout: float, kwargs: dict[str, Any]) -> bool:
+    """Whether an attention call is one a plain matmul-softmax-matmul computes exactly as
+    ``sdpa`` would: on the CPU, no dropout, whole query-head groups per KV head, and none of
+    the features it does not apply (soft-capping, sinks, position biases, sliding windows)."""
+    return (
+        query.device.type == "cpu"
+        and not dropout
+        and query.shape[1] % key.shape[1] == 0
+        and all(kwargs.get(name) is None for name in _NOT_HANDLED)
+    )
+
+
+def use_attention(model: Any, name: str, function: Any) -> None:
+    """Register ``function`` under ``name`` with transformers (its masks built as for ``sdpa``)
+    and switch ``model`` to it."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
-    AttentionInterface.register(CPU_DECODE_ATTENTION, decode_attention)
-    AttentionMaskInterface.register(CPU_DECODE_ATTENTION, sdpa_mask)
-    model.set_attn_implementation(CPU_DECODE_ATTENTION)
+    AttentionInterface.register(name, function)
+    AttentionMaskInterface.register(name, sdpa_mask)
+    model.set_attn_implementation(name)
+
+
+def use_cpu_decode_attention(model: Any) -> None:
+    """Register :func:`decode_attention` (once) and switch ``model`` to it."""
+    use_attention(model, CPU_DECODE_ATTENTION, decode_attention)

@@ -17,7 +17,7 @@ in memory (SmolLM2-135M: 270 MB in bf16; a tied ``lm_head`` gets its own).
 Why sibling projections share one packed weight (:data:`SHARED_INPUT_SIBLINGS`): a decoder
 layer multiplies the same hidden state by q, k and v, and its MLP input by gate and up. At a
 decode step's 16 rows each call is mostly fixed cost (k and v, 576 -> 192, ran at ~115
-GFLOP/s; 576 -> 960 at ~300), so one matmul over the stacked weights, whose output each
+GFLOP/s; 576 -> 960 at ~270), so one matmul over the stacked weights, whose output each
 sibling returns a slice of, does the same work in fewer, fuller calls. The first sibling
 called with a tensor computes the stacked product; the others called with that same tensor
 read their slice of it; a sibling called with any other tensor computes it again, so a

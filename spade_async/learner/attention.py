@@ -27,6 +27,8 @@ from typing import Any
 
 import torch
 
+from spade_async.engine.attention import plain_attention_applies, use_attention
+
 __all__ = [
     "CPU_SHORT_ATTENTION",
     "SHORT_ATTENTION_SCORES",
@@ -45,8 +47,6 @@ SHORT_ATTENTION_TOKENS = 160
 SHORT_ATTENTION_SCORES = 4 * 2**20
 """Most score entries (rows x query heads x T x T) a micro-batch may hold per layer on the plain
 path (16 MB in float32); 16 x 9 x 160^2 is 3.7 M."""
-
-_NOT_HANDLED = ("softcap", "s_aux", "sinks", "position_bias", "sliding_window")
 
 
 def takes_short_path(batch: int, heads: int, q_len: int, kv_len: int) -> bool:
@@ -72,13 +72,7 @@ def short_attention(
 
     batch, heads, q_len, dim = query.shape
     kv_heads, kv_len = key.shape[1], key.shape[2]
-    if (
-        not takes_short_path(batch, heads, q_len, kv_len)
-        or query.device.type != "cpu"
-        or dropout
-        or heads % kv_heads
-        or any(kwargs.get(name) is not None for name in _NOT_HANDLED)
-    ):
+    if not takes_short_path(batch, heads, q_len, kv_len) or not plain_attention_applies(query, key, dropout, kwargs):
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, is_causal=is_causal, **kwargs
         )
@@ -102,9 +96,4 @@ def short_attention(
 
 def use_cpu_short_attention(model: Any) -> None:
     """Register :func:`short_attention` (once) and switch ``model`` to it."""
-    from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
-
-    AttentionInterface.register(CPU_SHORT_ATTENTION, short_attention)
-    AttentionMaskInterface.register(CPU_SHORT_ATTENTION, sdpa_mask)
-    model.set_attn_implementation(CPU_SHORT_ATTENTION)
+    use_attention(model, CPU_SHORT_ATTENTION, short_attention)
