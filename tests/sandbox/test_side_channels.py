@@ -102,7 +102,9 @@ def test_memory_budget_is_checked_against_the_host(tmp_path: Path) -> None:
 async def test_pool_start_warns_when_the_budget_exceeds_the_host(caplog: pytest.LogCaptureFixture) -> None:
     available = hostmem.host_memory_bytes()
     assert available is not None
-    children = available // (TEST_CFG.memory_mib << 20) + 1  # one more than the host can hold
+    # twice what the host can hold: the pool reads the host's free memory again when it starts,
+    # and memory other tests free in between must not turn the over-budget case into a fitting one
+    children = 2 * (available // (TEST_CFG.memory_mib << 20)) + 1
     cfg = TEST_CFG.model_copy(update={"max_children": children, "warm_children": 0})
     with caplog.at_level(logging.WARNING, logger="spade_async.sandbox.pool"):
         async with await SandboxPool.start(cfg) as big:
