@@ -200,6 +200,7 @@ async def amain(args: argparse.Namespace) -> None:
             max_model_len=4096,
             prepack=run.cpu_prepack,
             decode_attention=run.cpu_decode_attention,
+            lean_decode=run.cpu_lean_decode,
             ragged_prefill=run.cpu_ragged_prefill,
         )
         for dt in (dtypes if args.prepack else [])

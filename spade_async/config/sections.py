@@ -163,6 +163,11 @@ class EngineConfig(Section):
     """HF backend on a CPU: decode steps (one query token) attend with two batched matmuls and
     a float32 softmax instead of PyTorch's SDPA kernel (`engine/attention.py`; measured 2.2x
     per layer at 610 cached tokens); prefill keeps SDPA. Off: SDPA throughout."""
+    cpu_lean_decode: bool = True
+    """HF backend on a CPU, Llama models (SmolLM2 and kin): decode steps run the model's own
+    modules in one flat loop (`engine/lean_decode.py`) instead of through transformers'
+    per-layer glue, over a key/value buffer with free slots; prefills, and other
+    architectures, keep transformers' forward. Off: every step through `model(...)`."""
     cpu_ragged_prefill: bool = True
     """HF backend on a CPU: in a batch, each row with a long new part (over 64 tokens: a fresh
     prompt) is prefilled on its own, unpadded and causal, before the batch decodes together

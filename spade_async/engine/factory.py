@@ -31,5 +31,6 @@ def build_engine(cfg: Config, model_path: str, placement: Placement | None = Non
         seed=cfg.run.seed,
         prepack=cfg.engine.cpu_prepack,
         decode_attention=cfg.engine.cpu_decode_attention,
+        lean_decode=cfg.engine.cpu_lean_decode,
         ragged_prefill=cfg.engine.cpu_ragged_prefill,
     )

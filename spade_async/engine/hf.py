@@ -19,6 +19,11 @@ bf16, adapter loaded, 2 cores): four design prompts of 496-992 tokens, prefill 4
 s; 16 rows of 150-450 tokens with 16 new, 8.0-8.9 -> 5.9-7.0 s a batch; 16 rows of 300 (no
 padding) 5.3 s padded and 6.7 s row by row, hence the threshold.
 
+Why decode steps leave transformers' forward on a CPU (`engine.cpu_lean_decode`,
+engine/lean_decode.py): at 16 rows a step's tensors are tiny and half its time was
+transformers' per-layer glue; the prefill still goes through ``model(...)``, and its cache
+becomes a buffer the lean steps append to.
+
 Why leader batching: the agent plays many episodes concurrently and each turn asks for one
 completion. ``generate`` queues its requests, and whichever caller holds the model lock
 drains the whole queue in batches (grouped by temperature/top_p) in a worker thread, so
@@ -38,6 +43,7 @@ import anyio.lowlevel
 
 from spade_async.engine.attention import MAX_QUERY_TOKENS, use_cpu_decode_attention
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
+from spade_async.engine.lean_decode import DecodeCache, LeanDecoder, lean_decode_refusal
 from spade_async.engine.loops import LOOP, loop_guard
 from spade_async.engine.lora import apply_lora, read_lora
 from spade_async.engine.packed import pack_linears
@@ -72,6 +78,7 @@ class HFEngine(TokenizerHelpers):
         prefix_cache_bytes: int = 1 << 30,
         prepack: bool = False,
         decode_attention: bool = False,
+        lean_decode: bool = False,
         ragged_prefill: bool = False,
     ) -> None:
         import torch
@@ -87,6 +94,12 @@ class HFEngine(TokenizerHelpers):
         """Linear layers decoding from a oneDNN-packed weight (0: none; `engine.cpu_prepack`)."""
         if decode_attention and self.device == "cpu":
             use_cpu_decode_attention(self.model)  # engine/attention.py (`engine.cpu_decode_attention`)
+        self.lean_decoder = (
+            LeanDecoder(self.model)
+            if lean_decode and self.device == "cpu" and lean_decode_refusal(self.model) is None
+            else None
+        )
+        """Runs decode steps when set (`engine.cpu_lean_decode`, engine/lean_decode.py); None: ``model(...)``."""
         self.ragged_prefill = ragged_prefill and self.device == "cpu"
         """Whether a batch's long new prompts are prefilled row by row (`engine.cpu_ragged_prefill`)."""
         release_openmp_team()  # batches decode in worker threads: this thread's team would slow them
@@ -170,19 +183,25 @@ class HFEngine(TokenizerHelpers):
         inputs = ids.to(self.device)
         attn = mask.to(self.device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, split:]
+        lean: DecodeCache | None = None  # after the prefill, when the lean decoder runs the steps
         with torch.inference_mode():
             for _ in range(max(budget)):
                 CPU_SHARE.fit_threads()  # the learner may have started or ended since the last step
-                out = self.model(
-                    input_ids=inputs,
-                    attention_mask=attn,
-                    position_ids=positions,
-                    use_cache=True,
-                    logits_to_keep=1,  # never project prompt positions onto the 49k vocab
-                    **{self._cache_kwarg: past},
-                )
-                past = getattr(out, "cache", None) or out.past_key_values
-                logits = out.logits[:, -1, :]
+                if lean is not None and self.lean_decoder is not None:
+                    logits = self.lean_decoder.step(inputs, positions, attn, lean)
+                else:
+                    out = self.model(
+                        input_ids=inputs,
+                        attention_mask=attn,
+                        position_ids=positions,
+                        use_cache=True,
+                        logits_to_keep=1,  # never project prompt positions onto the 49k vocab
+                        **{self._cache_kwarg: past},
+                    )
+                    past = getattr(out, "cache", None) or out.past_key_values
+                    logits = out.logits[:, -1, :]
+                    if self.lean_decoder is not None:
+                        lean = DecodeCache(cache_layers(past))
                 weights, log_norm = _softmax_weights(logits, temperature)
                 probs = weights if top_p >= 1.0 else _top_p_probs(weights / weights.sum(-1, keepdim=True), top_p)
                 nxt = _sample(probs, generators, self._generator)  # on the CPU: (B,) token ids
@@ -220,8 +239,9 @@ class HFEngine(TokenizerHelpers):
                 inputs = feed[:, None].to(self.device)
                 attn = torch.cat([attn, torch.ones((len(requests), 1), dtype=attn.dtype, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
+        batch_layers = lean.layers() if lean is not None else cache_layers(past)
         for i, prompt in enumerate(prompts):  # keep each row's KV for the episode's next turn
-            self.prefix_cache.store(prompt + tokens[i][:-1], past, i, width - len(prompt))
+            self.prefix_cache.store(prompt + tokens[i][:-1], batch_layers, i, width - len(prompt))
         self.generated_tokens += sum(len(t) for t in tokens)
         release_free_memory()  # the batch's freed KV and logits go back to the system
         self.generate_seconds += time.perf_counter() - t0
@@ -327,9 +347,12 @@ def _draw(probs: Any, generator: Any) -> Any:
     Why two levels: a float64 cumulative sum over the whole vocabulary took 8 ms of a 68 ms
     decode step (batch 16, SmolLM2 in bf16, ``torch.profiler``); block sums are a parallel
     reduction and the cumulative sums left are 192 + 256 entries long. The distribution is
-    the same; float64 keeps the sums exact enough over a 150k vocabulary, and a
-    zero-probability token is never chosen (the search inside a block stays below the block's
-    last cumulative value)."""
+    the same; the cumulative sums are float64, which keeps them exact enough over a 150k
+    vocabulary, and a zero-probability token is never chosen (the search inside a block stays
+    below the block's last cumulative value). Each block's own sum of 256 entries is float32
+    (relative error ~1e-7; the search inside the block recomputes it in float64 and clamps to
+    it): summing with ``dtype=torch.float64`` first copies all (rows, vocab) entries to a new
+    float64 tensor, 1.3 ms of a 42 ms decode step at batch 16 (``torch.profiler``)."""
     import torch
 
     rows, vocab = probs.shape
@@ -338,7 +361,7 @@ def _draw(probs: Any, generator: Any) -> Any:
     ragged = n_blocks * SAMPLING_BLOCK - vocab
     padded = torch.nn.functional.pad(probs, (0, ragged)) if ragged else probs  # 49152 = 192 blocks: no copy
     blocks = padded.view(rows, n_blocks, SAMPLING_BLOCK)
-    block_cdf = blocks.sum(-1, dtype=torch.float64).cumsum(-1)  # (rows, n_blocks)
+    block_cdf = blocks.sum(-1).double().cumsum(-1)  # (rows, n_blocks); see the docstring on float64
     target = u * block_cdf[:, -1:]
     b = torch.searchsorted(block_cdf, target, right=True).clamp_(max=n_blocks - 1)  # (rows, 1)
     below = torch.where(b > 0, block_cdf.gather(-1, (b - 1).clamp(min=0)), torch.zeros_like(target))

@@ -79,13 +79,16 @@ class PrefixCache:
         self.reused_tokens += len(best)
         return len(best), self._entries[best]
 
-    def store(self, ids: list[int], batch_cache: Any, row: int, start: int) -> None:
-        """Keep row ``row`` of ``batch_cache``, whose tokens ``ids`` sit at ``[start, start + len)``."""
+    def store(
+        self, ids: list[int], batch_layers: list[tuple[torch.Tensor, torch.Tensor]], row: int, start: int
+    ) -> None:
+        """Keep row ``row`` of a batch's per-layer ``(B, kv_heads, T, head_dim)`` keys and values,
+        whose tokens ``ids`` sit at ``[start, start + len)``."""
         if not ids or self.max_entries <= 0:
             return
         end = start + len(ids)
         key = tuple(ids)
-        layers = [(k[row, :, start:end].clone(), v[row, :, start:end].clone()) for k, v in cache_layers(batch_cache)]
+        layers = [(k[row, :, start:end].clone(), v[row, :, start:end].clone()) for k, v in batch_layers]
         self._entries[key] = layers
         self._bytes[key] = sum(k.nbytes + v.nbytes for k, v in layers)
         self._entries.move_to_end(key)

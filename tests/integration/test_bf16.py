@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from spade_async.config import LearnerConfig, ModelConfig
+from spade_async.config import EngineConfig, LearnerConfig, ModelConfig
 from spade_async.engine.base import GenerationRequest, Sampling
 from spade_async.engine.hf import HFEngine
 from spade_async.learner.samples import TrainSample
@@ -122,14 +122,24 @@ def test_a_bf16_learner_multiplies_its_lora_in_bf16_under_autocast(tiny_model_di
 
 @pytest.mark.anyio
 async def test_a_bf16_engine_and_a_bf16_learner_agree_on_the_engines_tokens(tiny_model_dir, tmp_path):
-    """After one update (so the engine serves a real adapter), the engine samples under v1 and
-    the learner, holding v1, scores the same tokens: the step's on-policy gap is the bf16 one."""
+    """After one update (so the engine serves a real adapter), the engine (as a run builds it on
+    a CPU) samples under v1 and the learner, holding v1, scores the same tokens: the step's
+    on-policy gap is the bf16 one."""
     learner = Trainer(
         str(tiny_model_dir), ModelConfig(dtype="bfloat16", **LORA), LearnerConfig(micro_batch=2, lr=1e-2), seed=0
     )
     learner.train_step(_samples(4, seed=3))
     learner.save_adapter(tmp_path / "v1")
-    engine = HFEngine(tiny_model_dir, dtype="bfloat16", seed=0)
+    run = EngineConfig()  # the CPU decode switches a run turns on (packed weights, lean steps)
+    engine = HFEngine(
+        tiny_model_dir,
+        dtype="bfloat16",
+        seed=0,
+        prepack=run.cpu_prepack,
+        decode_attention=run.cpu_decode_attention,
+        lean_decode=run.cpu_lean_decode,
+        ragged_prefill=run.cpu_ragged_prefill,
+    )
     await engine.load_adapter(learner.version, str(tmp_path / "v1"))
     prompts = [engine.chat_prompt([{"role": "user", "content": f"Play game {i}: \\boxed{{guess}}"}]) for i in range(4)]
     outs = await engine.generate([GenerationRequest(p, Sampling(temperature=1.0, max_new_tokens=24)) for p in prompts])

@@ -208,8 +208,8 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
     tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     """`build_engine` (what a run calls) packs the CPU engine's linears (`engine.cpu_prepack`,
-    on by default) and decodes with its own attention (`engine.cpu_decode_attention`); its
-    logprobs, with and without an adapter, are those of a plain forward pass (SDPA) on an
+    on by default) and decodes with its own attention (`engine.cpu_decode_attention`) and its
+    own decode step (`engine.cpu_lean_decode`); its logprobs, with and without an adapter, are those of a plain forward pass (SDPA) on an
     unpacked copy."""
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
@@ -228,6 +228,7 @@ async def test_the_run_s_engine_decodes_from_packed_weights_with_the_same_logpro
     assert engine.packed_linears == packed > sum(isinstance(m, PackedLinear) for m in engine.model.modules()) > 0
     assert engine.model.config._attn_implementation == CPU_DECODE_ATTENTION  # decode steps: engine/attention.py
     assert engine.ragged_prefill  # engine.cpu_ragged_prefill: long prompts of unequal length prefill row by row
+    assert engine.lean_decoder is not None  # engine.cpu_lean_decode: steps outside transformers' forward
     off = cfg.model_copy(update={"engine": cfg.engine.model_copy(update={"cpu_prepack": False})})
     plain = build_engine(off, str(tiny_model_dir))
     assert isinstance(plain, HFEngine) and plain.packed_linears == 0
