@@ -7,15 +7,17 @@ cost is as much the number of operations and Python calls as the arithmetic. The
 bookkeeping, the attention-interface dispatch, ``rotate_half``'s slices and ``cat``, the
 module and decorator layers around each of them. :class:`LeanDecoder` runs the same modules
 (embedding, the packed linears with their LoRA, the norms' weights, the rotary embedding)
-in a flat loop: per layer one fused RMSNorm, the rotary embedding as three operations per
-tensor (its sign folded into a ``sin`` computed once per step), a boolean mask built once per
-step, keys and values appended to plain per-layer tensors, and the attention as two
-matmuls with a float32 softmax (as ``engine/attention.py``'s decode attention does).
+in a flat loop: per layer RMSNorm through torch's ``rms_norm``, the rotary embedding as three
+operations per tensor (its sign folded into a ``sin`` computed once per step), a boolean mask
+built once per step, keys and values written into a :class:`DecodeCache` buffer, and the
+attention as two matmuls with a float32 softmax (as ``engine/attention.py``'s decode
+attention does).
 
 What it computes: ``LlamaForCausalLM``'s logits for one new token per row, given the rows'
 cached keys and values. Float32 statistics in the norm and the softmax, as transformers;
-two roundings differ in bf16 (the fused norm, ``addcmul`` in the rotary embedding), so bf16
-logits agree within bf16 rounding and float32 ones to ~1e-5 (tests/unit/test_lean_decode.py).
+two roundings differ in bf16 (``rms_norm``'s, ``addcmul`` in the rotary embedding), so bf16
+logits agree within bf16 rounding and float32 ones to ~1e-4 (tests/unit/test_lean_decode.py;
+SmolLM2 in bf16 over 64 steps: the sampled token's logprob 0.024 apart on average).
 
 What it leaves to transformers: every prefill (a query of more than one token), and every
 model :func:`lean_decode_refusal` does not accept (another architecture, a non-SiLU MLP,
