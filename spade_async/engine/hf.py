@@ -202,6 +202,7 @@ class HFEngine(TokenizerHelpers):
                     logits = out.logits[:, -1, :]
                     if self.lean_decoder is not None:
                         lean = DecodeCache(cache_layers(past))
+                        past = out = None  # the buffer holds the prompt's KV now: not twice once it grows
                 weights, log_norm = _softmax_weights(logits, temperature)
                 probs = weights if top_p >= 1.0 else _top_p_probs(weights / weights.sum(-1, keepdim=True), top_p)
                 nxt = _sample(probs, generators, self._generator)  # on the CPU: (B,) token ids

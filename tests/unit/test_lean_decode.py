@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -113,12 +114,17 @@ async def test_the_engine_decodes_with_it_and_samples_what_transformers_would(ti
     decoder: Any = lean.lean_decoder
     real = decoder.step
 
+    prefill_caches: list[weakref.ref[Any]] = []  # transformers' cache of each prefill
+
     def counting(*args: Any) -> Any:
         nonlocal steps
         steps += 1
+        # the buffer holds the prompt's keys/values now: the prefill's cache is not kept beside it
+        assert [ref() for ref in prefill_caches] == [None] * len(prefill_caches)
         return real(*args)
 
     decoder.step = counting
+    lean.model.register_forward_hook(lambda _m, _a, out: prefill_caches.append(weakref.ref(out.past_key_values)))
     g = torch.Generator().manual_seed(0)
     prompts = [torch.randint(3, 200, (n,), generator=g).tolist() for n in (12, 30, 5)]
     new = CACHE_CHUNK + 3
