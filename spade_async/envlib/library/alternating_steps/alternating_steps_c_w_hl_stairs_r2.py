@@ -1,0 +1,39 @@
+SKILL = "Pattern Recognition"
+HINT = "Two rules take turns: look at the odd positions and the even positions separately."
+DESCRIPTION = "Continue a sequence made of two moves that alternate."
+
+
+class StairClimb(GameEnv):
+    max_turns = 3
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        up, down = self.rng.randint(3, 9), self.rng.randint(1, 2)
+        value, self.seq = self.rng.randint(1, 10), []
+        for i in range(7):
+            self.seq.append(value)
+            value += up if i % 2 == 0 else -down
+        self.answer = value
+        shown = " -> ".join(str(v) for v in self.seq)
+        return f"A climber goes up then down a little: {shown} -> ? Answer with \\boxed{{N}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        try:
+            guess = int((self.parse_action(action) or "").strip())
+        except ValueError:
+            return self.reply("That is not a number. Example: \\boxed{25}.")
+        if guess == self.answer:
+            return self.finish("Right step!", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish(f"The rule gives {self.answer}.", 0.0)
+        return self.reply("Wrong, try {'higher' if guess < self.answer else 'lower'}.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [str(self.answer)]

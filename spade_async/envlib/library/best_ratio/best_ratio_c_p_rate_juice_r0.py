@@ -1,0 +1,35 @@
+SKILL = "Optimization"
+HINT = "Divide each litres by its price and pick the drink with the largest result."
+DESCRIPTION = "Pick the drink that gives the most litres per coin."
+
+ITEMS = ["apple", "orange", "grape", "mango", "lemon", "berry"]
+
+
+class JuiceDeal(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        while True:
+            self.offer = {n: (self.rng.randint(2, 9), self.rng.randint(5, 40)) for n in self.rng.sample(ITEMS, 4)}
+            ranked = sorted(self.offer, key=lambda n: self.offer[n][1] / self.offer[n][0], reverse=True)
+            if self.offer[ranked[0]][1] * self.offer[ranked[1]][0] != self.offer[ranked[1]][1] * self.offer[ranked[0]][0]:
+                break
+        self.best = ranked[0]
+        listing = "; ".join(f"{n}: {p} coins for {v} litres" for n, (p, v) in self.offer.items())
+        return f"Juice bottles at the market: {listing}. Which gives the most litres per coin? Answer with \\boxed{{drink}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        raw = self.parse_action(action)
+        choice = raw.strip().lower() if raw else ""
+        if choice == self.best:
+            return "Best deal!", 1.0, True, False, {}
+        if self.turn >= self.max_turns:
+            return f"The best deal was {self.best}.", 0.4 if choice in self.offer else 0.0, True, False, {}
+        if choice in self.offer:
+            return f"{choice} gives {self.offer[choice][1] / self.offer[choice][0]:.1f} per coin; another gives more.", 0.0, False, False, {}
+        return f"Pick one of: {', '.join(self.offer)}.", 0.0, False, False, {}
+
+    def solution(self):
+        return [self.best]

@@ -1,0 +1,41 @@
+SKILL = "Optimization"
+HINT = "Divide each km by its price and pick the station with the largest result."
+DESCRIPTION = "Pick the station that gives the most km per coin."
+
+ITEMS = ["north", "south", "harbor", "airport", "central"]
+
+
+class FuelStation(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        while True:
+            self.offer = {n: (self.rng.randint(2, 9), self.rng.randint(5, 40)) for n in self.rng.sample(ITEMS, 4)}
+            ranked = sorted(self.offer, key=lambda n: self.offer[n][1] / self.offer[n][0], reverse=True)
+            if self.offer[ranked[0]][1] * self.offer[ranked[1]][0] != self.offer[ranked[1]][1] * self.offer[ranked[0]][0]:
+                break
+        self.best = ranked[0]
+        listing = "; ".join(f"{n}: {p} coins for {v} km" for n, (p, v) in self.offer.items())
+        return f"Fuel buys different ranges at each station: {listing}. Which gives the most km per coin? Answer with \\boxed{{station}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        raw = self.parse_action(action)
+        choice = raw.strip().lower() if raw else ""
+        if choice == self.best:
+            return self.finish("Cheapest kilometres!", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish(f"The best deal was {self.best}.", 0.0)
+        if choice in self.offer:
+            return self.reply(f"{choice} gives {self.offer[choice][1] / self.offer[choice][0]:.1f} per coin; another gives more.")
+        return self.reply(f"Pick one of: {', '.join(self.offer)}.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [self.best]

@@ -1,0 +1,37 @@
+SKILL = "Spatial Reasoning"
+HINT = "Clockwise order is north, east, south, west: one step clockwise is right, one step back is left, two steps is around."
+DESCRIPTION = "Turn once to face the charger; say left, right or around."
+
+DIRS = ["north", "east", "south", "west"]
+TURNS = {"right": 1, "around": 2, "left": 3}
+
+
+class RobotHeading(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.facing = self.rng.randrange(4)
+        self.want = (self.facing + self.rng.randint(1, 3)) % 4
+        return f"A robot needs to face its charger. You face {DIRS[self.facing]}; the charger is {DIRS[self.want]}. Turn with \\boxed{{left}}, \\boxed{{right}} or \\boxed{{around}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        if choice not in TURNS:
+            return self.reply("Say left, right or around.")
+        now = (self.facing + TURNS[choice]) % 4
+        if now == self.want:
+            return self.finish("Charging.", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish(f"You end up facing {DIRS[now]}.", 0.0)
+        return self.reply(f"Now you face {DIRS[now]}; turn again from where you started.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [next(t for t, k in TURNS.items() if (self.facing + k) % 4 == self.want)]

@@ -1,0 +1,32 @@
+SKILL = "Pattern Recognition"
+HINT = "The beads repeat in a fixed cycle; take the position modulo the cycle length to find the item."
+DESCRIPTION = "A row of beads repeats a cycle; name the item at a far position."
+
+ITEMS = ["red", "blue", "green", "yellow", "white"]
+
+
+class BeadString(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.cycle = self.rng.sample(ITEMS, self.rng.randint(3, 4))
+        self.where = self.rng.randint(12, 30)
+        self.answer = self.cycle[(self.where - 1) % len(self.cycle)]
+        row = ", ".join(self.cycle[i % len(self.cycle)] for i in range(2 * len(self.cycle)))
+        return f"Beads on a string: {row}, ... What is item number {self.where}? Answer with \\boxed{{item}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        if choice == self.answer:
+            return self.say("Right bead!", 1.0, True)
+        if self.turn >= self.max_turns:
+            return self.say(f"Item {self.where} is {self.answer}.", 0.2 if choice in self.cycle else 0.0, True)
+        return self.say(f"No, item {self.where} is not {choice or 'that'}.")
+
+    def say(self, text, reward=0.0, done=False):
+        return text, reward, done, not done and self.turn >= self.max_turns, {}
+
+    def solution(self):
+        return [self.answer]

@@ -1,0 +1,30 @@
+SKILL = "Pattern Recognition"
+HINT = "The chores repeat in a fixed cycle; take the position modulo the cycle length to find the item."
+DESCRIPTION = "A row of chores repeats a cycle; name the item at a far position."
+
+ITEMS = ["dishes", "laundry", "garden", "shopping", "dusting"]
+
+
+class ChoreRota(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.cycle = self.rng.sample(ITEMS, self.rng.randint(3, 4))
+        self.where = self.rng.randint(12, 30)
+        self.answer = self.cycle[(self.where - 1) % len(self.cycle)]
+        row = ", ".join(self.cycle[i % len(self.cycle)] for i in range(2 * len(self.cycle)))
+        return f"The chore rota repeats: {row}, ... What is item number {self.where}? Answer with \\boxed{{item}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        raw = self.parse_action(action)
+        choice = raw.strip().lower() if raw else ""
+        if choice == self.answer:
+            return "The rota agrees.", 1.0, True, False, {}
+        if self.turn >= self.max_turns:
+            return f"Item {self.where} is {self.answer}.", 0.2 if choice in self.cycle else 0.0, True, False, {}
+        return f"No, item {self.where} is not {choice or 'that'}.", 0.0, False, False, {}
+
+    def solution(self):
+        return [self.answer]

@@ -1,0 +1,32 @@
+SKILL = "Causal Inference"
+HINT = "The effect shows one turn late: the dog barks after the press before the last one; match it to that whistle."
+DESCRIPTION = "A dog reacts one turn late; find the whistle that causes it."
+
+BUTTONS = ["high", "low", "short", "long"]
+
+
+class SlowDog(GameEnv):
+    max_turns = 7
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.cause = self.rng.choice(BUTTONS)
+        self.last = None
+        return f"A sleepy dog reacts late. Whistles: {', '.join(BUTTONS)}. Each result shows one turn late. \\boxed{{press X}} or \\boxed{{answer X}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        raw = self.parse_action(action)
+        choice = raw.strip().lower() if raw else ""
+        verb, _, name = choice.partition(" ")
+        if verb == "answer" and name == self.cause:
+            return "You found the cause!", 1.0, True, False, {}
+        if self.turn >= self.max_turns or verb == "answer":
+            return f"It was {self.cause}.", 0.0, True, False, {}
+        if verb != "press" or name not in BUTTONS:
+            return "Use press X or answer X.", 0.0, False, False, {}
+        rang, self.last = self.last == self.cause, name
+        return f"You press {name}. The dog {'barks' if rang else 'is quiet'}.", 0.0, False, False, {}
+
+    def solution(self):
+        return [f"answer {self.cause}"]

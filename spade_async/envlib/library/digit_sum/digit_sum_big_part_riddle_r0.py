@@ -1,0 +1,29 @@
+SKILL = "Mathematical Reasoning"
+HINT = "Pick a first digit, then the second digit is the target minus it; check the number is in range and is above 50."
+DESCRIPTION = "Name a number whose digits add up to a target and which is above 50."
+
+
+class DigitRiddle(GameEnv):
+    max_turns = 4
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        pick = self.rng.choice([n for n in range(10, 100) if n > 50])
+        self.target = pick // 10 + pick % 10
+        self.options = [n for n in range(10, 100) if n // 10 + n % 10 == self.target and n > 50]
+        return f"Solve the riddle. Name a two-digit number whose digits add up to {self.target} and which is above 50. Answer with \\boxed{{N}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        text = (self.parse_action(action) or "").strip()
+        if not text.isdigit() or len(text) != 2:
+            return "Answer with a two-digit number, like \\boxed{47}.", 0.0, False, self.turn >= self.max_turns, {}
+        n = int(text)
+        if n in self.options:
+            return "Riddle solved!", 1.0, True, False, {}
+        if self.turn >= self.max_turns:
+            return f"For example {self.options[0]} works.", 0.4 if sum(map(int, text)) == self.target else 0.0, True, False, {}
+        return f"{n} does not fit both rules.", 0.0, False, False, {}
+
+    def solution(self):
+        return [str(self.options[0])]

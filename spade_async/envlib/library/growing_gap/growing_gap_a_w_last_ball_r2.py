@@ -1,0 +1,38 @@
+SKILL = "Pattern Recognition"
+HINT = "Write down the differences between neighbours: they grow by the same amount each time."
+DESCRIPTION = "Continue a sequence whose gaps grow steadily."
+
+
+class RollingBall(GameEnv):
+    max_turns = 3
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        value, gap, self.grow = self.rng.randint(0, 9), self.rng.randint(1, 4), self.rng.randint(1, 2)
+        self.seq = []
+        for _ in range(5):
+            self.seq.append(value)
+            value, gap = value + gap, gap + self.grow
+        self.answer = value
+        return f"A ball rolls faster each second; its positions: {', '.join(map(str, self.seq))}, ... Answer the next number with \\boxed{{N}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        text = (self.parse_action(action) or "").strip()
+        if not text.isdigit() or len(text) > 4:
+            return self.reply("Send a whole number, like \\boxed{12}.")
+        guess = int(text)
+        if guess == self.answer:
+            return self.finish("The ball is there!", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish(f"The next number was {self.answer}.", 0.0)
+        return self.reply(f"That would be a gap of {guess - self.seq[-1]}.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [str(self.answer)]

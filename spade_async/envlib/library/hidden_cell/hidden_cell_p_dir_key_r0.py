@@ -1,0 +1,31 @@
+SKILL = "Spatial Reasoning"
+HINT = "Each reply says whether the row and column should go up or down; move that way."
+DESCRIPTION = "Find a hidden cell on a 4 by 4 grid; each guess tells you the direction."
+
+
+class LostKey(GameEnv):
+    max_turns = 9
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.row = self.rng.randint(1, 4)
+        self.col = self.rng.randint(1, 4)
+        return "You dropped a key on the tiled floor. Rows and columns go from 1 to 4. Guess with \\boxed{row col}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        parts = (self.parse_action(action) or "").split()
+        if len(parts) != 2 or not all(p.isdigit() and len(p) < 3 for p in parts):
+            return "Guess a cell like \\boxed{2 3}.", 0.0, False, self.turn >= self.max_turns, {}
+        r, c = int(parts[0]), int(parts[1])
+        far = abs(r - self.row) + abs(c - self.col)
+        if far == 0:
+            return "You pick up the key.", 1.0, True, False, {}
+        if self.turn >= self.max_turns:
+            return f"It was at {self.row} {self.col}.", round(max(0.0, 0.9 - 0.15 * far), 2), True, False, {}
+        rows = "higher row" if self.row > r else "lower row" if self.row < r else "right row"
+        cols = "higher column" if self.col > c else "lower column" if self.col < c else "right column"
+        return f"Try a {rows} and a {cols}.", 0.0, False, False, {}
+
+    def solution(self):
+        return [f"{self.row} {self.col}"]

@@ -1,0 +1,37 @@
+SKILL = "Spatial Reasoning"
+HINT = "Compare your position with the inn: step east while you are below it and west while you are above it."
+DESCRIPTION = "Walk along a road to reach the inn, one step at a time."
+
+STEPS = {"east": 1, "west": -1}
+
+
+class RoadWalk(GameEnv):
+    max_turns = 6
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.pos = self.rng.randint(0, 9)
+        self.goal = self.rng.choice([p for p in range(10) if 2 <= abs(p - self.pos) <= 4])
+        return f"A road runs from 0 to 9. You are at {self.pos} and the inn is at {self.goal}. Move with \\boxed{{east}} or \\boxed{{west}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        if choice not in STEPS:
+            return self.reply("Only east or west.")
+        self.pos = min(9, max(0, self.pos + STEPS[choice]))
+        if self.pos == self.goal:
+            return self.finish("You reach the inn!", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish("Night falls before you reach the inn.", 0.0)
+        return self.reply(f"You are at {self.pos}.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        move = "east" if self.goal > self.pos else "west"
+        return [move] * abs(self.goal - self.pos)

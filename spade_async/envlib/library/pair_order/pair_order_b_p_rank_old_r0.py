@@ -1,0 +1,32 @@
+SKILL = "Logical Deduction"
+HINT = "Chain the comparisons: whoever is never on the losing side of a 'older' clue is the answer."
+DESCRIPTION = "Find the oldest of four from pairwise comparisons."
+
+NAMES = ["oak", "elm", "ash", "pine", "birch", "yew"]
+
+
+class OldestTree(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.order = self.rng.sample(NAMES, 4)
+        pairs = [(self.order[i], self.order[i + 1]) for i in range(3)]
+        self.rng.shuffle(pairs)
+        facts = " ".join(f"{a} is older than {b}." for a, b in pairs)
+        return f"{facts} Who is the oldest? Answer with \\boxed{{name}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        if choice == self.order[0].lower():
+            return "Correct!", 1.0, True, False, {}
+        rank = [n.lower() for n in self.order].index(choice) if choice in [n.lower() for n in self.order] else None
+        if self.turn >= self.max_turns:
+            return f"The oldest is {self.order[0]}.", round(0.9 - 0.3 * rank, 2) if rank else 0.0, True, False, {}
+        if rank is None:
+            return f"Name one of: {', '.join(sorted(self.order))}.", 0.0, False, False, {}
+        return f"No, {choice} is number {rank + 1} of 4.", 0.0, False, False, {}
+
+    def solution(self):
+        return [self.order[0]]

@@ -1,0 +1,32 @@
+SKILL = "Spatial Reasoning"
+HINT = "Add up the steps: one north and one east make northeast; a north and a south cancel out."
+DESCRIPTION = "Combine two relative positions to tell where one tent lies from another."
+
+STEP = {"north": (0, 1), "south": (0, -1), "east": (1, 0), "west": (-1, 0)}
+
+
+class CampSite(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        a, b, c = self.rng.sample(["red tent", "blue tent", "green tent", "fire", "well"], 3)
+        one, two = self.rng.sample(sorted(STEP), 2)
+        while STEP[one][0] + STEP[two][0] == 0 and STEP[one][1] + STEP[two][1] == 0:
+            two = self.rng.choice(sorted(STEP))
+        x, y = STEP[one][0] + STEP[two][0], STEP[one][1] + STEP[two][1]
+        self.answer = ("north" if y > 0 else "south" if y < 0 else "") + ("east" if x > 0 else "west" if x < 0 else "")
+        return f"At the campsite: The {a} is {one} of the {b}. The {b} is {two} of the {c}. In which direction is the {a} from the {c}? Answer like \\boxed{{northwest}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        choice = choice.replace("-", "").replace(" ", "")
+        if choice == self.answer:
+            return "Yes, that way.", 1.0, True, False, {}
+        if self.turn >= self.max_turns:
+            return f"It is {self.answer}.", 0.0, True, False, {}
+        return "No. Add up the two steps.", 0.0, False, False, {}
+
+    def solution(self):
+        return [self.answer]

@@ -1,0 +1,40 @@
+SKILL = "Optimization"
+HINT = "Add up the legs of every route and take the route with the smallest total."
+DESCRIPTION = "Choose the shortest of three trails, each made of several legs."
+
+ROUTES = ["ridge", "river", "forest", "lake", "meadow"]
+
+
+class HikeRoute(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        while True:
+            self.legs = {r: [self.rng.randint(2, 15) for _ in range(self.rng.randint(2, 4))] for r in self.rng.sample(ROUTES, 3)}
+            totals = sorted(sum(v) for v in self.legs.values())
+            if totals[0] < totals[1]:
+                break
+        self.best = min(self.legs, key=lambda r: sum(self.legs[r]))
+        text = " ".join(f"The {r} trail: {' + '.join(map(str, v))} km." for r, v in self.legs.items())
+        return f"Three trails lead to the hut. {text} Which is shortest? Answer with \\boxed{{name}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        if choice == self.best:
+            return self.finish("You arrive first!", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish(f"The {self.best} trail was shortest.", round(0.9 * sum(self.legs[self.best]) / sum(self.legs[choice]), 2) if choice in self.legs else 0.0)
+        if choice in self.legs:
+            return self.reply(f"That one totals {sum(self.legs[choice])}; a shorter one exists.")
+        return self.reply(f"Choose from: {', '.join(self.legs)}.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [self.best]

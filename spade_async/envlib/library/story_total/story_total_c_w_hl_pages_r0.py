@@ -1,0 +1,31 @@
+SKILL = "Mathematical Reasoning"
+HINT = "Pages per day times days, plus twice the weekend pages."
+DESCRIPTION = "Compute a total from a short story; wrong totals get higher/lower feedback."
+
+
+class ReadingPages(GameEnv):
+    max_turns = 4
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.count = self.rng.randint(2, 9)
+        self.each = self.rng.randint(2, 12)
+        self.extra = self.rng.randint(1, 20)
+        self.answer = self.count * self.each + self.extra * 2
+        return f"You read {self.each} pages a day for {self.count} days and {self.extra} pages on each of 2 weekend days. How many pages did you read? Answer with \\boxed{{N}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        try:
+            guess = int((self.parse_action(action) or "").strip())
+        except ValueError:
+            return "That is not a number. Example: \\boxed{25}.", 0.0, False, self.turn >= self.max_turns, {}
+        if guess == self.answer:
+            return "Book finished!", 1.0, True, False, {}
+        if self.turn >= self.max_turns:
+            return f"The total was {self.answer}.", 0.0, True, False, {}
+        word = "higher" if guess < self.answer else "lower"
+        return f"No, the total is {word}.", 0.0, False, False, {}
+
+    def solution(self):
+        return [str(self.answer)]

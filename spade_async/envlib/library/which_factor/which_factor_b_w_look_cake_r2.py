@@ -1,0 +1,37 @@
+SKILL = "Causal Inference"
+HINT = "Find the factor that is on exactly in the bakes where the rising happened; the others do not line up."
+DESCRIPTION = "From a table of bakes, find which factor causes the rising."
+
+FACTORS = ["yeast", "sugar", "milk", "salt"]
+
+
+class CakeRise(GameEnv):
+    max_turns = 2
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.cause = self.rng.choice(FACTORS)
+        while True:
+            rows = [{f: self.rng.random() < 0.5 for f in FACTORS} for _ in range(5)]
+            if sum(all(r[f] == r[self.cause] for r in rows) for f in FACTORS) == 1:
+                break
+        table = " ".join(f"Bake {i + 1}: {', '.join(f for f in FACTORS if r[f]) or 'nothing'} -> {'rose' if r[self.cause] else 'flat'}." for i, r in enumerate(rows))
+        return f"A baker kept notes. {table} Which factor causes the rising? Answer with \\boxed{{factor}}.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        if choice == self.cause:
+            return self.finish("Yes! Well deduced.", 1.0)
+        if self.turn >= self.max_turns:
+            return self.finish(f"It was {self.cause}.", 0.0)
+        return self.reply("Look for a row that breaks that idea.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [self.cause]

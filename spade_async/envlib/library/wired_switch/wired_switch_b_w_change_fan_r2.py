@@ -1,0 +1,37 @@
+SKILL = "Causal Inference"
+HINT = "Flip one fuse at a time and watch the fan; the fuse that changes it is the cause. Then answer it."
+DESCRIPTION = "Test fuses to find the one that controls the fan, then name it."
+
+NAMES = ["red", "blue", "green", "black", "white"]
+
+
+class FanFuse(GameEnv):
+    max_turns = 6
+
+    def reset(self, seed=None):
+        self.seed_rng(seed)
+        self.cause = self.rng.choice(NAMES)
+        self.lit = False
+        return f"The fan is off. Fuses: {', '.join(NAMES)}. Use \\boxed{{flip X}} to test, \\boxed{{answer X}} to decide.", {}
+
+    def step(self, action):
+        self.turn += 1
+        choice = " ".join((self.parse_action(action) or "").lower().split())
+        verb, _, name = choice.partition(" ")
+        if verb == "answer" and name == self.cause:
+            return self.finish("The fan is yours to control!", 1.0)
+        if self.turn >= self.max_turns or verb == "answer":
+            return self.finish(f"It was {self.cause}.", 0.0)
+        if verb == "flip" and name in NAMES:
+            self.lit = self.lit != (name == self.cause)
+            return self.reply(f"{'Something changed' if name == self.cause else 'Nothing changed'} after {name}.")
+        return self.reply("Use flip X or answer X.")
+
+    def reply(self, text):
+        return text, 0.0, False, self.turn >= self.max_turns, {}
+
+    def finish(self, text, reward):
+        return text, reward, True, False, {}
+
+    def solution(self):
+        return [f"answer {self.cause}"]
