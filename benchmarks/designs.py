@@ -14,16 +14,22 @@ skills in rotation, corpus documents drawn in order, the run's designer prompts 
   copy; the copy rule still rejects exact copies of memory, not near-copies).
 
 Settings: ``base`` (the embedded model, today's prompts), ``warm`` (the warm start of the
-config, trained first or read from its cache). Designs are validated in the real sandbox.
+config: shipped with the package, or trained first, or read from its cache). Designs are
+validated in the real sandbox, and the run's copy rule applies: a design that is, up to comments
+and layout, the code shown in its prompt or a file of the warm-start library is not admitted.
+
+``--part held_out``: every prompt shows a file of the library's held-out families (as the
+example of a fresh design or the parent of a mutation), and the similarity of an admitted
+design is measured against the training part of the library only: can the warm-started
+designer write games of mechanics it never trained on, and how far are they from what it did?
 
 Usage: ``python benchmarks/designs.py [--config tiny_designer] [--designs 64]
-[--settings base,warm] [--loop-ngram 32] [--out FILE.md]``
+[--settings base,warm] [--part all|held_out] [--loop-ngram 32] [--out FILE.md]``
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import platform
 import random
 import statistics
@@ -47,10 +53,12 @@ from spade_async.run.assemble import build_learner, preflight
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
+from spade_async.selfplay.design.novelty import code_key, copy_reason
 from spade_async.selfplay.design.progress import N_STAGES, STAGES
+from spade_async.selfplay.design.similarity import nearest, shipped_files
 from spade_async.selfplay.prompts import MUTATIONS
-from spade_async.warmstart.library import LibraryEnv, load_library
-from spade_async.warmstart.train import ADAPTER, cached_folder, read_result, run_warm_start
+from spade_async.warmstart.library import LibraryEnv, load_library, split_library
+from spade_async.warmstart.train import ADAPTER, cached_folder, read_result, run_warm_start, shipped_folder
 
 
 @dataclass
@@ -79,9 +87,17 @@ def jobs(n: int, library: list[LibraryEnv], corpus: Corpus, rng: random.Random) 
     return out
 
 
-async def measure(setting: str, engine: Engine, cfg: Config, library: list[LibraryEnv], n: int) -> Tally:
+async def measure(
+    setting: str, engine: Engine, cfg: Config, library: list[LibraryEnv], n: int, part: str = "all"
+) -> Tally:
+    """``n`` designs from prompts that show files of ``library`` (``part``: all of it, or only its
+    held-out families, similarity then measured against its training part)."""
     corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
-    todo = jobs(n, library, corpus, random.Random(cfg.run.seed))
+    train, held = split_library(library, cfg.warmstart.held_out)
+    library_keys = frozenset(code_key(e.code) for e in library)
+    shown_from = held if part == "held_out" else library
+    compare = tuple((e.name, e.code) for e in train) if part == "held_out" else shipped_files(cfg.selfplay.domain)
+    todo = jobs(n, shown_from, corpus, random.Random(cfg.run.seed))
     tally = Tally(setting)
     designer = Sampling.from_config(cfg.engine.designer)
     hint = Sampling.from_config(cfg.engine.hint)
@@ -101,9 +117,16 @@ async def measure(setting: str, engine: Engine, cfg: Config, library: list[Libra
                 max_model_len=engine.max_model_len,
                 rng=random.Random(i),
             )
+            if d.code:
+                shown = [ex.env.code for ex in job.examples] + ([job.parent.code] if job.parent else [])
+                why = copy_reason(d.code, shown=shown, known=set(), library=library_keys)
+                if why and d.admitted:
+                    d.admitted, d.copied = False, True
+                    d.reasons.append(why)
             tally.designs.append(d)
             if d.admitted and d.code:
-                tally.similarity.append(max(difflib.SequenceMatcher(None, d.code, e.code).ratio() for e in library))
+                near = nearest(d.code, compare)
+                tally.similarity.append(near.ratio if near else 0.0)
             print(
                 f"  [{setting}] {len(tally.designs)}/{n} {job.origin:8s} admitted={d.admitted} "
                 f"tokens={len(d.completion.token_ids)} {d.completion.finish_reason} {(d.reasons or [''])[0][:60]}",
@@ -118,6 +141,9 @@ async def measure(setting: str, engine: Engine, cfg: Config, library: list[Libra
 
 
 def warm_adapter(cfg: Config, model_path: str) -> Path:
+    shipped = shipped_folder(cfg)
+    if shipped is not None:
+        return shipped / ADAPTER
     folder = cached_folder(cfg)
     if read_result(folder) is None:
         placement = preflight(cfg)
@@ -159,6 +185,7 @@ def main() -> None:
     ap.add_argument("--config", default="tiny_designer")
     ap.add_argument("--designs", type=int, default=64)
     ap.add_argument("--settings", default="base,warm")
+    ap.add_argument("--part", choices=("all", "held_out"), default="all", help="which library files prompts show")
     ap.add_argument("--loop-ngram", type=int, default=None, help="override engine.designer.loop_ngram (0: off)")
     ap.add_argument("--out", type=Path, default=None, help="also write the table (markdown) here")
     args = ap.parse_args()
@@ -173,11 +200,13 @@ def main() -> None:
             anyio.run(engine.load_adapter, 1, str(warm_adapter(cfg, model_path)))
         elif setting != "base":
             raise SystemExit(f"unknown setting {setting!r}; choose from base, warm")
-        tallies.append(anyio.run(measure, setting, engine, cfg, library, args.designs))
+        tallies.append(anyio.run(measure, setting, engine, cfg, library, args.designs, args.part))
         anyio.run(engine.aclose)
     max_new = cfg.engine.designer.max_new_tokens
     lines = [
-        f"Designs on {cfg.model.name}, config {args.config}, {args.designs} per setting, designer T "
+        f"Designs on {cfg.model.name}, config {args.config}, prompts from library part {args.part!r} "
+        f"(similarity against {'its training part' if args.part == 'held_out' else 'every shipped file'}), "
+        f"{args.designs} per setting, designer T "
         f"{cfg.engine.designer.temperature}, max_new_tokens {max_new}, loop check {cfg.engine.designer.loop_ngram}"
         f"; {platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}",
         "",

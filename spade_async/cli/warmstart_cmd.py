@@ -3,7 +3,9 @@
 Why a command beside ``run``: a warm start takes minutes on a CPU; running it once writes the
 result to the cache a run with the same settings then starts from (or to ``--out``, for
 ``warmstart.adapter`` in other configs), and prints what it learned (loss on the library and
-on its held-out part) before a run is spent on it.
+on its held-out families) before a run is spent on it. ``--ship`` (in a checkout) writes the
+result into the package's ``warmstart/shipped/KEY``: how the main job's shipped warm start is
+made and reproduced (``tests/unit/test_shipped_warmstart.py`` fails while it is stale).
 """
 
 from __future__ import annotations
@@ -28,14 +30,42 @@ from spade_async.config.presets import resolve_config
     default=None,
     help="Also copy the result (adapter/ and warmstart.json) to this folder.",
 )
-def warmstart(config_path: str, overrides: tuple[str, ...], out: str | None) -> None:
+@click.option(
+    "--ship",
+    is_flag=True,
+    help="Train (never from the cache or the package) and write the result into this checkout's "
+    "spade_async/warmstart/shipped/KEY, replacing the shipped results of the same config.",
+)
+def warmstart(config_path: str, overrides: tuple[str, ...], out: str | None, ship: bool) -> None:
     """Train the designer warm start of CONFIG (its [warmstart] section) and cache it."""
     cfg = _config(config_path, overrides)
-    line, folder = _train(cfg.model_copy(update={"warmstart": cfg.warmstart.model_copy(update={"enabled": True})}))
+    cfg = cfg.model_copy(update={"warmstart": cfg.warmstart.model_copy(update={"enabled": True})})
+    if ship:
+        _clear_cache(cfg)
+    line, folder = _train(cfg)
     click.echo(line)
     if out is not None:
         shutil.copytree(folder, Path(out), dirs_exist_ok=True)
         click.echo(f"wrote {out}")
+    if ship:
+        click.echo(f"shipped as {_ship(folder)}")
+
+
+def _clear_cache(cfg: Config) -> None:
+    from spade_async.warmstart.train import cached_folder
+
+    shutil.rmtree(cached_folder(cfg), ignore_errors=True)
+
+
+def _ship(folder: Path) -> Path:
+    """Copy a result into the package's shipped folder (its key as the name), without PEFT's
+    README; the shipped results of other keys stay (other presets may use them)."""
+    from spade_async.warmstart import train
+
+    shipped = Path(train.__file__).parent / train.SHIPPED / folder.name
+    shutil.rmtree(shipped, ignore_errors=True)
+    shutil.copytree(folder, shipped, ignore=shutil.ignore_patterns("README.md"))
+    return shipped
 
 
 def _config(path: str, overrides: tuple[str, ...]) -> Config:

@@ -578,12 +578,21 @@ class WarmStartConfig(Section):
     """Learning rate of the warm start (the run's own `learner.lr` applies afterwards)."""
     mutation_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
     """Share of pairs rendered with the mutation template (see `mutation_targets`)."""
-    mutation_targets: Literal["variant", "other_file"] = "variant"
-    """The answer of a mutation pair. `variant`: the parent's own file with a rule-made change
-    to its numbers (more or fewer turns, a larger or smaller hidden range) and the run's own
-    instruction for that change, so the model learns to copy and edit what it is shown.
-    `other_file`: a different library file of the parent's skill (the earlier behaviour, and
-    the fallback where no rule applies). Measured effect: docs/designs.md."""
+    mutation_targets: Literal["sibling", "variant", "other_file"] = "sibling"
+    """The answer of a mutation pair. `sibling`: the parent is another file of the target's
+    family (same mechanic, other words, messages, scoring, sizes or a rule) and the instruction
+    the run's own one for their largest difference, so a child behaves differently from its
+    parent; a file without a sibling falls back to `variant`. `variant`: the parent's own file
+    with a rule-made change to its numbers (more or fewer turns, a larger or smaller hidden
+    range). `other_file`: a different library file of the parent's skill. Measured effect:
+    docs/designs.md."""
+    seed: int = 0
+    """Seed of the warm start's draws (pairs, documents, examples, parents). Its own, not
+    `run.seed`: runs of several seeds start from one warm start (a shipped one included:
+    docs/designs.md)."""
+    probe_families: int = Field(default=12, ge=0)
+    """Held-out families whose loss is reported before and after (one fresh and one mutation
+    pair each, per family); 0 skips the probe."""
     adapter: str | None = None
     """Start from this PEFT adapter folder (a previous warm start's `adapter/`) instead of
     training; the library settings are then unused."""

@@ -21,6 +21,7 @@ from spade_async.memory.retrieval import Example
 from spade_async.selfplay.curriculum import LiveEnv
 from spade_async.selfplay.design.corpus import Document
 from spade_async.selfplay.design.designer import Design, DesignJob
+from spade_async.selfplay.design.similarity import Nearest
 from spade_async.util.rng_data import python_random_from_data, python_random_to_data
 
 T = TypeVar("T")
@@ -153,9 +154,24 @@ def validation_from_data(data: Any) -> ValidationResult:
     return _from_data(ValidationResult, data, {"promise": promise_from_data})
 
 
+def nearest_to_data(n: Nearest) -> dict[str, Any]:
+    return _to_data(n, Nearest)
+
+
+def nearest_from_data(data: Any) -> Nearest:
+    return _from_data(Nearest, data)
+
+
 def design_to_data(d: Design) -> dict[str, Any]:
     return _to_data(
-        d, Design, {"job": design_job_to_data, "completion": completion_to_data, "validation": validation_to_data}
+        d,
+        Design,
+        {
+            "job": design_job_to_data,
+            "completion": completion_to_data,
+            "validation": validation_to_data,
+            "nearest": nearest_to_data,
+        },
     )
 
 
@@ -163,7 +179,12 @@ def design_from_data(data: Any) -> Design:
     return _from_data(
         Design,
         data,
-        {"job": design_job_from_data, "completion": completion_from_data, "validation": validation_from_data},
+        {
+            "job": design_job_from_data,
+            "completion": completion_from_data,
+            "validation": validation_from_data,
+            "nearest": nearest_from_data,
+        },
     )
 
 

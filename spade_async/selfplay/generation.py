@@ -44,6 +44,7 @@ from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.design.failures import failure_summary
 from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reason
+from spade_async.selfplay.design.similarity import nearest, shipped_files
 from spade_async.selfplay.design.status import GPU_DOC, is_small_model
 from spade_async.selfplay.health import vendi_score
 from spade_async.selfplay.prompts import pick_mutation
@@ -155,6 +156,7 @@ class EnvGenerator:
         self.known.refresh(await self.store.environment_codes(self.sp.domain))
         reject_copies(designs, self.known.keys(), self.library_keys)
         keepers = duplicate_keepers(designs)
+        await self._measure_similarity(designs)
         carried = {e.env_id for e in self.curriculum.live}  # pinned environments (selfplay.steering)
         for i, d in enumerate(designs):
             if d.admitted and d.code and (keepers[code_key(d.code)] != i or env_id_for(d.code) in carried):
@@ -165,6 +167,10 @@ class EnvGenerator:
             if d.admitted and d.code:
                 self.curriculum.live.append(
                     LiveEnv(env_id_for(d.code), d.code, d.hint, d.job.skill, d.origin, step, design=d)
+                )
+                near = f", {d.nearest.describe()}" if d.nearest else ""
+                await self.store.record_event(
+                    step, "admitted", f"env {env_id_for(d.code)[:12]} {d.job.skill} ({d.origin}){near}"
                 )
             else:
                 self.curriculum.rejected.append(d)
@@ -184,6 +190,17 @@ class EnvGenerator:
                 )
         metrics = {"valid_fraction": admitted / len(designs) if designs else math.nan, **await self._diversity()}
         return metrics, designer_samples
+
+    async def _measure_similarity(self, designs: list[Design]) -> None:
+        """Each admitted design's nearest shipped environment file (``similarity``), in a worker thread."""
+        files = shipped_files(self.sp.domain)
+
+        def measure() -> None:
+            for d in designs:
+                if d.admitted and d.code:
+                    d.nearest = nearest(d.code, files)
+
+        await anyio.to_thread.run_sync(CPU_SHARE.staged(measure))
 
     async def retire_live(self, step: int) -> list[TrainSample]:
         """Retire the live generation: score its designs, store what each earned; its designer samples."""
@@ -351,6 +368,8 @@ def design_lines(step: int, designs: list[Design], filled: int, width: int = 160
     lines = []
     for i, d in enumerate(designs, 1):
         verdict = "admitted" if d.admitted else "rejected: " + (d.reasons[0] if d.reasons else "no reason recorded")
+        if d.admitted and d.nearest is not None:
+            verdict += f", {d.nearest.describe()}"
         line = terminal_safe(f"  design {i}/{len(designs)} {d.job.skill} ({d.origin}): {verdict}").replace("\n", " ")
         lines.append(line if len(line) <= width else line[: width - 3] + "...")
     admitted = sum(1 for d in designs if d.admitted)

@@ -1,20 +1,28 @@
 """Environment libraries: the files a warm start learns from, and the part it keeps out.
 
-A library is the built-in seeds of a domain, a folder of environment files, or a JSONL file
-(one ``{"code": "..."}`` object per line; SPADE's published environment pools can be written
-so). Files are read as text with ``ast`` (``envs.seeds.string_constants``): nothing is run.
-The held-out part is chosen by a hash of each file's code, so it is the same on every machine
-and does not move when files are added.
+A library is the built-in one of a domain (games: the generated library of ``spade_async.envlib``,
+hundreds of files in families of one mechanic each; tool use: its seeds), a folder of environment files, or a JSONL file (one ``{"code": "..."}`` object per line,
+with an optional ``"family"``; SPADE's published environment pools can be written so). Files are
+read as text with ``ast`` (``envs.seeds.string_constants``): nothing is run.
+
+Why families: a warm start that holds out single files still shows the model a sibling of each
+held-out file (same mechanic, other words), so its held-out loss measures recall, not writing.
+Whole families are held out instead: the generated library's own held-out families
+(``envlib.held_out_families``), elsewhere a family chosen by a hash of its name, so the split is the
+same on every machine and does not move when files are added. A file without a family is a
+family of its own.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from spade_async.config import Config
+from spade_async.envlib import held_out_families, load_envlib
 from spade_async.envs.seeds import load_env_folder, load_seeds, string_constants
 from spade_async.selfplay.design.novelty import code_key
 from spade_async.util.errors import UserError
@@ -33,16 +41,24 @@ class LibraryEnv:
     name: str
     skill: str
     code: str
+    family: str = ""
+    """The game mechanic it shares with its siblings; empty: a family of its own."""
 
     @property
     def key(self) -> str:
         return hashlib.sha256(self.code.encode("utf-8")).hexdigest()
 
+    @property
+    def family_name(self) -> str:
+        return self.family or self.name
+
 
 def load_library(spec: str, domain: str = "games") -> list[LibraryEnv]:
     """The library ``spec`` names: ``builtin``, a folder, or a ``.jsonl`` file (sorted by name)."""
     if spec == "builtin":
-        return [LibraryEnv(s.name, s.skill, s.source) for s in load_seeds("all", domain)]
+        if domain != "games":
+            return [LibraryEnv(s.name, s.skill, s.source) for s in load_seeds("all", domain)]
+        return sorted((LibraryEnv(f.name, f.skill, f.code, f.family) for f in load_envlib()), key=lambda e: e.name)
     path = Path(spec).expanduser()
     if path.is_dir():
         try:
@@ -67,19 +83,32 @@ def _from_jsonl(path: Path) -> list[LibraryEnv]:
         if not isinstance(code, str) or not code.strip():
             raise LibraryError(f'{path}:{number}: "code" must be a non-empty string')
         skill = string_constants(code).get("SKILL") or str(row.get("skill") or "unknown")
-        envs.append(LibraryEnv(str(row.get("name") or f"line{number}"), skill, code))
+        envs.append(LibraryEnv(str(row.get("name") or f"line{number}"), skill, code, str(row.get("family") or "")))
     if not envs:
         raise LibraryError(f"{path}: no environments in the file")
     return sorted(envs, key=lambda e: e.name)
 
 
 def held_out(env: LibraryEnv, share: float) -> bool:
-    """Whether ``env`` is in the held-out ``share`` of any library (by its code's hash)."""
-    return int(env.key[:8], 16) / 0xFFFFFFFF < share
+    """Whether ``env``'s family is held out: one of the generated library's held-out families
+    (whatever ``share``, unless it is 0), else the ``share`` of families chosen by their name's hash."""
+    if share <= 0.0:
+        return False
+    generated, held = _generated_families()
+    if env.family in generated:
+        return env.family in held
+    digest = hashlib.sha256(env.family_name.encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) / 0xFFFFFFFF < share
+
+
+@functools.cache
+def _generated_families() -> tuple[frozenset[str], frozenset[str]]:
+    """(every family of the generated library, its held-out ones)."""
+    return frozenset(f.family for f in load_envlib()), frozenset(held_out_families())
 
 
 def split_library(envs: list[LibraryEnv], share: float) -> tuple[list[LibraryEnv], list[LibraryEnv]]:
-    """(train, held out); at least one file stays in training."""
+    """(train, held out), whole families at a time; at least one file stays in training."""
     train = [e for e in envs if not held_out(e, share)]
     out = [e for e in envs if held_out(e, share)]
     if not train:
@@ -88,8 +117,8 @@ def split_library(envs: list[LibraryEnv], share: float) -> tuple[list[LibraryEnv
 
 
 def library_fingerprint(envs: list[LibraryEnv]) -> str:
-    """sha256 over the library's files (order-independent)."""
-    return hashlib.sha256("".join(sorted(e.key for e in envs)).encode()).hexdigest()
+    """sha256 over the library's files and their families (order-independent)."""
+    return hashlib.sha256("".join(sorted(f"{e.key}:{e.family}\n" for e in envs)).encode()).hexdigest()
 
 
 def warm_start_library_keys(cfg: Config) -> frozenset[str]:

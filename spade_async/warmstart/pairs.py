@@ -5,9 +5,14 @@ Why the real templates: the warm start must teach the task the run asks, so each
 it (system prompt, chat template, corpus document, examples or a parent with a change), and
 the target is the file in the one ```` ```python ```` block the parser reads, then EOS.
 
-- fresh: the target's skill, a corpus document, one *other* library file as the example
-  (so the model learns to write a new file, not to copy the one it is shown);
-- mutation, ``mutation_targets = "variant"`` (default): the parent is the target's library
+- fresh: the target's skill, a corpus document, and as the example a library file of *another
+  family* (another mechanic; of the target's skill when there is one), so the answer is shown
+  nowhere in the prompt and the model learns to write a game, not to copy one;
+- mutation, ``mutation_targets = "sibling"`` (default): the parent is another file of the
+  target's family and the answer the target, with the run's own instruction that names their
+  largest difference (``siblings``): a child that behaves differently, not one constant
+  changed. A target without a sibling in the pool falls back to ``variant``;
+- mutation, ``mutation_targets = "variant"``: the parent is the target's library
   file and the answer a rule-made mutation of it with the run's own instruction for that change
   (``variants``): ground truth a small model can learn, since it copies what it is shown;
 - mutation, ``mutation_targets = "other_file"``: a parent from the library (of the target's
@@ -27,6 +32,7 @@ from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import DesignJob, design_prompt
 from spade_async.selfplay.prompts import MUTATIONS, TOOL_USE_MUTATIONS
 from spade_async.warmstart.library import LibraryEnv
+from spade_async.warmstart.siblings import describe_change
 from spade_async.warmstart.variants import rule_mutation
 
 
@@ -43,8 +49,12 @@ def design_job(
     mutation: bool,
     domain: str = "games",
 ) -> DesignJob:
-    """The job whose answer is ``target`` (see the module docstring)."""
-    others = [e for e in library if e.key != target.key] or [target]
+    """The job whose answer is ``target`` (see the module docstring; ``other_file`` mutations)."""
+    others = (
+        [e for e in library if e.family_name != target.family_name]
+        or [e for e in library if e.key != target.key]
+        or [target]
+    )
     if mutation:
         parent = rng.choice([e for e in others if e.skill == target.skill] or others)
         changes = TOOL_USE_MUTATIONS if domain == "tool_use" else MUTATIONS
@@ -56,7 +66,7 @@ def design_job(
             change=rng.choice(changes),
             domain=domain,
         )
-    example = rng.choice(others)
+    example = rng.choice([e for e in others if e.skill == target.skill] or others)
     return DesignJob(
         target.skill, corpus.next(), "fresh", examples=[Example(_record(example, domain), "model")], domain=domain
     )
@@ -76,11 +86,27 @@ def design_pair(
     *,
     mutation: bool,
     domain: str = "games",
-    mutation_targets: str = "variant",
+    mutation_targets: str = "sibling",
 ) -> TrainSample:
     """One supervised sample: the rendered prompt (not trained on), then the target file."""
-    variant = rule_mutation(target.code, rng) if mutation and mutation_targets == "variant" else None
-    if variant is not None:
+    siblings = [e for e in library if e.family and e.family == target.family and e.key != target.key]
+    sibling = rng.choice(siblings) if mutation and mutation_targets == "sibling" and siblings else None
+    variant = (
+        rule_mutation(target.code, rng)
+        if mutation and sibling is None and mutation_targets in ("variant", "sibling")
+        else None
+    )
+    if sibling is not None:
+        job = DesignJob(
+            target.skill,
+            corpus.next(),
+            "mutation",
+            parent=_record(sibling, domain),
+            change=describe_change(sibling.code, target.code),
+            domain=domain,
+        )
+        code = target.code
+    elif variant is not None:
         job = DesignJob(
             target.skill,
             corpus.next(),

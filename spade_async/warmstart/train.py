@@ -2,13 +2,18 @@
 
 Why a result folder with a manifest: the run starts from ``adapter/`` and records
 ``warmstart.json`` (library, settings, losses) beside it in the run folder, so what the run
-started from is inspectable; the same key (model, library contents, settings, seed) reuses a
-previous result from the cache instead of training again (``warm_start_key``).
+started from is inspectable; the same key (model, LoRA shape, library contents, settings, seed
+and the code and prompts that render the pairs) reuses a previous result instead of training
+again (``warm_start_key``): from the user's cache, or from the results shipped inside the
+package (``shipped/KEY``: the main job's warm start, trained once by ``spade-async warmstart
+tiny --ship`` and checked by a test that recomputes its key, so a changed library, template or
+pair rule makes the shipped adapter stale and the test fails).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import json
 import random
 import shutil
@@ -29,7 +34,12 @@ from spade_async.warmstart.pairs import design_pair
 
 MANIFEST = "warmstart.json"
 ADAPTER = "adapter"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+SHIPPED = "shipped"
+"""Folder of this package that holds shipped results, one ``KEY/`` each."""
+_RENDERING = ("library", "pairs", "siblings", "variants", "train")
+"""This package's modules whose code decides the pairs (and so the adapter): part of the key."""
+_TEMPLATES = ("designer_fresh", "designer_mutation", "contract", "example")
 
 
 class SupervisedLearner(Protocol):
@@ -59,6 +69,12 @@ class WarmStartResult:
     losses: list[float] = field(default_factory=list)
     held_out_loss_before: float | None = None
     held_out_loss_after: float | None = None
+    held_out_by_family: dict[str, list[float]] = field(default_factory=dict)
+    """Held-out family -> [loss before, loss after] (one fresh and one mutation pair each)."""
+    dtype: str = ""
+    """The dtype it was trained in (not part of the key: a bf16 result serves a float32 run)."""
+    train_families: int = 0
+    held_out_families: list[str] = field(default_factory=list)
     seconds: float = 0.0
     format_version: int = FORMAT_VERSION
 
@@ -70,25 +86,39 @@ class WarmStartResult:
         )
         last = f"{self.losses[-1]:.3f}" if self.losses else "n/a"
         return (
-            f"warm start: {self.steps} steps on {len(self.train)} library files ({self.pairs} pairs), "
+            f"warm start: {self.steps} steps on {len(self.train)} library files "
+            f"({self.train_families} families; {len(self.held_out_families)} held out) ({self.pairs} pairs), "
             f"loss {self.losses[0]:.3f} -> {last}{held}, {self.seconds:.0f}s"
             if self.losses
             else f"warm start from {self.library}"
         )
 
 
+def rendering_fingerprint() -> str:
+    """sha256 over the source of the modules and templates that render the pairs."""
+    digest = hashlib.sha256()
+    package = importlib.resources.files(__package__ or "spade_async.warmstart")
+    for name in _RENDERING:
+        digest.update(package.joinpath(f"{name}.py").read_bytes())
+    prompts = importlib.resources.files("spade_async.selfplay.prompts")
+    for name in _TEMPLATES:
+        digest.update(prompts.joinpath(f"{name}.txt").read_bytes())
+    return digest.hexdigest()
+
+
 def warm_start_key(cfg: Config, library: list[LibraryEnv]) -> str:
-    """What the result depends on: the model and LoRA, the library's files, the settings, the seed."""
+    """What the result depends on: the model and LoRA, the library's files, the settings, the
+    warm start's seed, and the code and templates that render its pairs."""
     ws = cfg.warmstart
     parts = {
         "model": cfg.model.name,
-        "dtype": dtype_name(cfg.model.dtype, resolve_device(cfg.run.device)),  # bf16 and float32 train apart
         "lora": [cfg.model.lora_rank, cfg.model.lora_alpha, sorted(cfg.model.lora_targets), cfg.model.qlora],
         "library": library_fingerprint(library),
         "settings": [ws.held_out, ws.steps, ws.batch, ws.lr, ws.mutation_fraction, ws.mutation_targets],
-        "corpus": [cfg.corpus.source, cfg.corpus.max_chars],
+        "prompt": [cfg.corpus.source, cfg.corpus.max_chars, cfg.engine.max_model_len],
         "domain": cfg.selfplay.domain,
-        "seed": cfg.run.seed,
+        "seed": ws.seed,
+        "rendering": rendering_fingerprint(),
         "format": FORMAT_VERSION,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
@@ -100,6 +130,14 @@ def cached_folder(cfg: Config) -> Path:
     return cache_root() / "warmstart" / warm_start_key(cfg, library)
 
 
+def shipped_folder(cfg: Config) -> Path | None:
+    """The result for ``cfg``'s key shipped inside the package, or None."""
+    library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
+    folder = Path(str(importlib.resources.files(__package__ or "spade_async.warmstart"))) / SHIPPED
+    found = folder / warm_start_key(cfg, library)
+    return found if read_result(found) is not None else None
+
+
 def read_result(folder: Path) -> WarmStartResult | None:
     """A finished warm start in ``folder`` (its manifest and adapter), or None."""
     manifest = folder / MANIFEST
@@ -109,6 +147,14 @@ def read_result(folder: Path) -> WarmStartResult | None:
     if data.get("format_version") != FORMAT_VERSION:
         return None
     return WarmStartResult(**data)
+
+
+def _probe_targets(held: list[LibraryEnv], families: int) -> list[LibraryEnv]:
+    """One file of each of the first ``families`` held-out families (by name)."""
+    first: dict[str, LibraryEnv] = {}
+    for env in sorted(held, key=lambda e: (e.family_name, e.name)):
+        first.setdefault(env.family_name, env)
+    return [first[name] for name in sorted(first)[:families]]
 
 
 def run_warm_start(
@@ -125,8 +171,8 @@ def run_warm_start(
     domain = cfg.selfplay.domain
     library = load_library(ws.library, domain)
     train, held = split_library(library, ws.held_out)
-    rng = random.Random(cfg.run.seed)
-    corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
+    rng = random.Random(ws.seed)
+    corpus = Corpus.from_config(cfg.corpus, seed=ws.seed)
     max_len = cfg.engine.max_model_len
 
     def pair(target: LibraryEnv, mutation: bool, pool: list[LibraryEnv]) -> TrainSample:
@@ -134,7 +180,10 @@ def run_warm_start(
             engine, target, pool, corpus, rng, mutation=mutation, domain=domain, mutation_targets=ws.mutation_targets
         )
 
-    probe = [pair(e, m, library) for e in held for m in (False, True)]
+    # Held-out pairs see only held-out files: a fresh pair's example and a mutation's parent come
+    # from the held-out part too, so no file of a held-out family is ever trained on or shown.
+    probe_envs = _probe_targets(held, ws.probe_families)
+    probe = {e.family_name: [pair(e, m, held) for m in (False, True)] for e in probe_envs}
     result = WarmStartResult(
         key=warm_start_key(cfg, library),
         library=ws.library,
@@ -142,17 +191,23 @@ def run_warm_start(
         held_out=[e.name for e in held],
         steps=ws.steps,
         pairs=ws.steps * ws.batch,
+        dtype=dtype_name(cfg.model.dtype, resolve_device(cfg.run.device)),
+        train_families=len({e.family_name for e in train}),
+        held_out_families=sorted({e.family_name for e in held}),
     )
     t0 = time.perf_counter()
     if probe:
-        result.held_out_loss_before = learner.sft_loss(probe, max_len)
+        before = {name: learner.sft_loss(samples, max_len) for name, samples in probe.items()}
+        result.held_out_loss_before = round(sum(before.values()) / len(before), 4)
     for step in range(ws.steps):
         batch = [pair(rng.choice(train), rng.random() < ws.mutation_fraction, train) for _ in range(ws.batch)]
         stats = learner.supervised_step(batch, max_len, ws.lr)
         result.losses.append(round(float(stats["sft_loss"]), 4))
         report(f"warm start step {step + 1}/{ws.steps}: loss {stats['sft_loss']:.3f} ({time.perf_counter() - t0:.0f}s)")
     if probe:
-        result.held_out_loss_after = learner.sft_loss(probe, max_len)
+        after = {name: learner.sft_loss(samples, max_len) for name, samples in probe.items()}
+        result.held_out_loss_after = round(sum(after.values()) / len(after), 4)
+        result.held_out_by_family = {name: [round(before[name], 4), round(after[name], 4)] for name in sorted(probe)}
     result.seconds = round(time.perf_counter() - t0, 1)
     tmp = out.parent / f".{out.name}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -50,6 +50,7 @@ def overrides(tmp_path: Path, model: Path) -> list[str]:
         "engine.agent.max_new_tokens": "4",
         "corpus.max_chars": "200",
         "memory.embed_model": '"hashing"',
+        "warmstart.enabled": "false",  # the shipped warm start is the embedded model's, not the tiny model's
         "sandbox.call_timeout_s": "5.0",
         "sandbox.spawn_timeout_s": "10.0",
         "sandbox.warm_children": "0",

@@ -44,6 +44,7 @@ def overrides(run_dir: Path, pool: Path, model: Path) -> list[str]:
         "engine.agent.max_new_tokens": "4",
         "corpus.max_chars": "200",
         "memory.embed_model": '"hashing"',
+        "warmstart.enabled": "false",  # the shipped warm start is the embedded model's, not the tiny model's
     }
     return [arg for k, v in values.items() for arg in ("--set", f"{k}={v}")]
 

@@ -5,6 +5,7 @@ model and nothing admitted it says once what such a model can and cannot do."""
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -41,10 +42,36 @@ async def test_each_design_and_its_verdict_is_on_the_console(tmp_path: Path) -> 
     ]
     designs = [ln for ln in lines if ln.startswith("  design ")]
     assert len(designs) == 4
-    assert sum(ln.endswith(": admitted") for ln in designs) == 2
+    admitted = [ln for ln in designs if ": admitted, nearest library file " in ln]
+    assert len(admitted) == 2 and all(re.search(r"\(([01]\.\d\d)\)$", ln) for ln in admitted), admitted
     rejected = [ln for ln in designs if ": rejected: " in ln]
     assert len(rejected) == 2 and all(len(ln) <= 160 for ln in rejected)
     assert not any("a model this small" in ln for ln in lines)  # not the embedded model
+
+
+async def test_an_admitted_design_names_its_nearest_shipped_file_on_the_console_and_in_its_event(
+    tmp_path: Path,
+) -> None:
+    """The wire: the generator measures every admitted design against the shipped files; a design
+    that is a library file with one word changed names that file, with a ratio near 1."""
+    from spade_async.envlib import load_envlib
+    from spade_async.memory.readonly import open_readonly
+
+    source = load_envlib()[0]
+    edited = source.code.replace("class ", "class Edited", 1)
+
+    def near_copy(prompt: str, rng: object) -> str:
+        return f"```python\n{edited}```"
+
+    lines = await run_lines(tmp_path, near_copy)
+    designs = [ln for ln in lines if ln.startswith("  design ") and ": admitted" in ln]
+    assert designs and all(ln.endswith(f"nearest library file {source.name} (1.00)") for ln in designs), designs
+    conn = open_readonly(tmp_path / "run" / "run.sqlite")
+    try:
+        events = [m for (m,) in conn.execute("SELECT message FROM events WHERE kind = 'admitted'")]
+    finally:
+        conn.close()
+    assert events and f"nearest library file {source.name} (1.00)" in events[0], events
 
 
 async def test_an_embedded_model_that_designs_nothing_is_told_apart_once(tmp_path: Path) -> None:

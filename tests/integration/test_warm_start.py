@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from spade_async.config import Config, CorpusConfig
+from spade_async.envs import seeds
 from spade_async.run.assemble import open_run
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import design_prompt
@@ -28,10 +29,44 @@ pytestmark = pytest.mark.anyio
 def test_the_builtin_library_splits_the_same_way_every_time() -> None:
     library = load_library("builtin")
     train, held = split_library(library, 0.25)
-    assert len(library) >= 18 and train and held
+    assert len(library) >= 200 and train and held  # the generated library (spade_async/envlib)
     assert {e.name for e in train} | {e.name for e in held} == {e.name for e in library}
     again_train, _ = split_library(list(reversed(library)), 0.25)
     assert {e.name for e in again_train} == {e.name for e in train}
+
+
+def test_the_split_holds_out_whole_families_the_generated_librarys_own() -> None:
+    from spade_async.envlib import held_out_families
+
+    library = load_library("builtin")
+    train, held = split_library(library, 0.25)
+    assert not {e.family_name for e in train} & {e.family_name for e in held}
+    assert held_out_families() <= {e.family for e in held}
+    assert {e.skill for e in held if e.family} == {e.skill for e in library if e.family}  # every skill
+    assert split_library(library, 0.0) == (library, [])
+
+
+def test_a_fresh_pair_shows_another_family_and_a_sibling_pair_answers_a_sibling() -> None:
+    """Fresh: the answer's family is nowhere in the prompt. Mutation: the parent is another file of
+    the target's family, the answer is the target, and the change is one of the run's own."""
+    from spade_async.selfplay.prompts import MUTATIONS
+
+    engine = ScriptedEngine()
+    library = load_library("builtin")
+    corpus = Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0)
+    by_code = {e.code.strip(): e for e in library}
+    rng = random.Random(5)
+    for target in rng.sample(library, 12):
+        job = design_job(target, library, corpus, rng, mutation=False)
+        assert job.examples and by_code[job.examples[0].env.code.strip()].family != target.family
+        sample = design_pair(engine, target, library, corpus, rng, mutation=True)
+        split = sum(1 for m in sample.loss_mask if not m)
+        prompt, answer = engine.decode(sample.input_ids[:split]), engine.decode(sample.input_ids[split:])
+        assert answer.removeprefix("```python\n").removesuffix("```").strip() == target.code.strip()
+        assert target.code.strip() not in prompt
+        parents = [e for e in library if e.code.strip() in prompt]
+        assert len(parents) == 1 and parents[0].family == target.family and parents[0].name != target.name
+        assert sum(change in prompt for change in MUTATIONS) == 1
 
 
 def test_a_jsonl_library_and_its_errors(tmp_path: Path) -> None:
@@ -76,10 +111,12 @@ def test_a_pair_is_the_designers_own_prompt_then_the_file() -> None:
 
 def test_a_variant_mutation_pair_shows_the_parent_and_answers_its_rule_made_child() -> None:
     engine = ScriptedEngine()
-    library = load_library("builtin")
+    library = load_library(str(Path(seeds.__file__).parent))  # the seeds: every one has a rule
     corpus = Corpus.from_config(CorpusConfig(source="builtin", max_chars=300), seed=0)
     for target in library:
-        sample = design_pair(engine, target, library, corpus, random.Random(3), mutation=True)
+        sample = design_pair(
+            engine, target, library, corpus, random.Random(3), mutation=True, mutation_targets="variant"
+        )
         text = engine.decode(sample.input_ids)
         split = sum(1 for m in sample.loss_mask if not m)
         prompt, answer = engine.decode(sample.input_ids[:split]), engine.decode(sample.input_ids[split:])
@@ -175,10 +212,10 @@ async def test_a_run_rejects_a_design_that_re_emits_a_library_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The wire through the generator: a designer that writes a library file back is a copy."""
-    from spade_async.envs.seeds import load_seeds
+    from spade_async.envlib import load_envlib
 
     monkeypatch.setenv("SPADE_ASYNC_CACHE", str(tmp_path / "cache"))
-    easy = load_seeds("easy")[0].source  # in the library, not in this run's (standard-tier) memory
+    easy = load_envlib()[0].code  # in the library, not in this run's memory
     cfg = make_config(tmp_path, envs_per_step=4, plays=2, hinted_plays=0, fixed_pool=None)
     data = cfg.model_dump()
     data["run"]["max_steps"] = 1

@@ -36,6 +36,7 @@ from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.design.corpus import Document, cut
 from spade_async.selfplay.design.parsing import clean_hint, parse_designer
 from spade_async.selfplay.design.progress import N_STAGES, REASON_LOOP, admission_stage
+from spade_async.selfplay.design.similarity import Nearest
 from spade_async.selfplay.health import win_rate_band
 from spade_async.selfplay.prompts import contract_text, parent_play, render, render_example, template_for
 from spade_async.util.errors import UserError
@@ -82,6 +83,8 @@ class Design:
     first_stage: int = 0
     """The admission stage the first attempt (the one trained on) stopped on; ``N_STAGES``
     when it was admitted (``selfplay.design.progress``)."""
+    nearest: Nearest | None = None
+    """For an admitted design: the shipped environment file most like it (``similarity``)."""
 
     def to_sample(self, advantage: float, temperature: float, reward: float) -> TrainSample:
         ids = self.prompt_ids + self.completion.token_ids
