@@ -12,7 +12,8 @@ a function of ``spade_async.memory.queries``: no SQL is written outside the memo
 from __future__ import annotations
 
 from spade_async.memory.readonly import open_for_polling
+from spade_async.util.steps import DB_NAME
 
 __all__ = ["DB_FILENAME", "open_for_polling"]
 
-DB_FILENAME = "run.sqlite"  # as spade_async.run.assemble.DB_NAME (not imported: it pulls in torch)
+DB_FILENAME = DB_NAME  # the one spelling: spade_async.util.steps (imports nothing heavy)

@@ -78,7 +78,7 @@ def run_with_tui(cfg: Config, *, sync: bool, resume: bool, force: bool) -> int:
         check_run_dir(run_dir, resume)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_code
     run_dir.mkdir(parents=True, exist_ok=True)
     log_path = run_dir / "run.log"
     controller = PipelineController()

@@ -26,8 +26,10 @@ from spade_async.cli.errors import (
     CONFIG_FILE,
     DB_FILE,
     EXIT_USAGE,
+    USER_FILE_ERRORS,
     CommandFailed,
     UsageProblem,
+    describe_file_error,
     run_folder,
 )
 from spade_async.cli.eval_cmd import eval_command
@@ -41,6 +43,7 @@ from spade_async.cli.warmstart_cmd import warmstart
 from spade_async.config import Config, ConfigError, config_to_toml, load_config
 from spade_async.config.presets import resolve_config
 from spade_async.hardware.allocator import tune_malloc
+from spade_async.memory.run_dir import RunDir
 from spade_async.util.errors import UserError
 from spade_async.util.quiet import VERBOSE_ENV, quiet_libraries, verbose_requested
 from spade_async.util.textsafe import terminal_safe
@@ -97,6 +100,10 @@ class _Cli(click.Group):
             except UserError as exc:  # the one place a command's UserError becomes its message
                 failure = UsageProblem if exc.exit_code == EXIT_USAGE else CommandFailed
                 raise failure(terminal_safe(exc)) from None
+            except USER_FILE_ERRORS as exc:  # a damaged or unreadable file of the user's: one line, exit 2
+                if verbose_requested() or "--verbose" in ctx.meta.get(_ARGV, ()):
+                    raise
+                raise UsageProblem(terminal_safe(describe_file_error(exc))) from None
 
 
 _ARGV = "spade_async.argv"
@@ -153,10 +160,21 @@ def run(
 @click.option("--headless", is_flag=True, help="Console progress only (no TUI).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Raise the step budget of the resumed run.")
 def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
-    """Continue the run in RUN_DIR from its newest complete checkpoint, with its own config."""
-    config_file = run_folder(run_dir, CONFIG_FILE) / CONFIG_FILE
+    """Continue the run in RUN_DIR from its newest complete checkpoint, with its own config.
+
+    RUN_DIR is the run, wherever it was moved or copied: it wins over the ``run.run_dir``
+    written in its config.toml (a note says so when they differ)."""
+    run = run_folder(run_dir, CONFIG_FILE)
+    RunDir(run).check_database()  # a damaged database is an error here, before anything loads
     overrides = (f"run.max_steps={max_steps}",) if max_steps else ()
-    cfg = _load_or_exit(str(config_file), overrides)
+    cfg = _load_or_exit(str(run / CONFIG_FILE), overrides)
+    if Path(cfg.run.run_dir).resolve() != run.resolve():
+        click.echo(
+            f"note: resuming the run in {run_dir}; its config.toml names run.run_dir = {cfg.run.run_dir!r} "
+            "(the folder given here wins)",
+            err=True,
+        )
+        cfg.run.run_dir = str(run)
     sys.exit(_start(cfg, headless=headless, sync=False, resume=True, force=max_steps is not None))
 
 

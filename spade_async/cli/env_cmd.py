@@ -11,14 +11,18 @@ the environment wrote (observations, prints, errors, class name) goes through
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import click
 
 from spade_async.admission.validate import ADMISSION_TURN_LIMIT, validate_source
@@ -194,7 +198,7 @@ async def _play(source: str, cfg: Config, seed: int) -> int:
                 _say(obs)
                 total = 0.0
                 for turn in range(1, cfg.selfplay.max_turns * 100):
-                    action = await anyio.to_thread.run_sync(_read_action, turn)
+                    action = await _ask(turn)
                     if action is None:
                         click.echo("bye")
                         return 0
@@ -212,6 +216,23 @@ async def _play(source: str, cfg: Config, seed: int) -> int:
                 _say(f"error: {exc}", err=True)
                 return 1
     return 0
+
+
+async def _ask(turn: int) -> str | None:
+    """The next action, read in a daemon thread: Ctrl-C ends the play at once (an anyio worker
+    thread blocked in ``input()`` kept the process alive until Enter was pressed)."""
+    done = anyio.Event()
+    box: list[str | None] = []
+    token = anyio.lowlevel.current_token()
+
+    def read() -> None:
+        box.append(_read_action(turn))
+        with contextlib.suppress(RuntimeError):  # the loop is gone (interrupted): nobody waits
+            anyio.from_thread.run_sync(done.set, token=token)
+
+    threading.Thread(target=read, name="env-play-input", daemon=True).start()
+    await done.wait()
+    return box[0]
 
 
 def _read_action(turn: int) -> str | None:
@@ -239,4 +260,7 @@ def play(env_arg: str, seed: int | None, config_path: str | None) -> None:
     except SandboxError as exc:
         _say(f"error: {exc}", err=True)
         code = 2
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted", err=True)
+        code = 130
     sys.exit(code)

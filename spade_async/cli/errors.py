@@ -10,15 +10,21 @@ sandbox refusing to start) is a :class:`CommandFailed`: exit status 1.
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import tomllib
 from pathlib import Path
 from typing import IO, Any
 
 import click
 
+from spade_async.memory.run_dir import CONFIG_NAME
+from spade_async.util.steps import DB_NAME
+
 EXIT_USAGE = 2
 EXIT_FAILED = 1
-DB_FILE = "run.sqlite"
-CONFIG_FILE = "config.toml"
+DB_FILE = DB_NAME
+CONFIG_FILE = CONFIG_NAME
 _WHY_MISSING = {DB_FILE: "has the run started?", CONFIG_FILE: "a run folder holds the config it was started with"}
 
 
@@ -52,3 +58,32 @@ def run_folder(path: str | Path, *needs: str) -> Path:
             f"{path} is not a spade-async run folder (no {' or '.join(missing)}){'; ' + why if why else ''}"
         )
     return run
+
+
+USER_FILE_ERRORS: tuple[type[BaseException], ...] = (
+    sqlite3.Error,
+    OSError,
+    UnicodeDecodeError,
+    RecursionError,
+    json.JSONDecodeError,
+    tomllib.TOMLDecodeError,
+)
+"""What a user's file (a damaged database, an unreadable folder, a file that is not UTF-8, a
+config or JSON nested too deep or malformed) raises from anywhere in a command: the top-level
+group turns each into one line and exit status 2 (``--verbose`` keeps the traceback)."""
+
+
+def describe_file_error(exc: BaseException) -> str:
+    """One line for an error of :data:`USER_FILE_ERRORS`, naming the file where it is known."""
+    if isinstance(exc, sqlite3.Error):
+        return f"a run database cannot be read ({exc}); nothing was changed: restore it from a backup"
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    if isinstance(exc, RecursionError):
+        return "an input nests too deeply to read (a TOML or JSON file, or a --set value)"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"a JSON file cannot be read ({exc})"
+    return f"a TOML file cannot be read ({exc})"

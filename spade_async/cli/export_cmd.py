@@ -19,6 +19,7 @@ from spade_async.cli.errors import (
     UsageProblem,
     run_folder,
 )
+from spade_async.memory.run_dir import refuse_output
 from spade_async.util.errors import UserError
 
 
@@ -48,6 +49,7 @@ def export() -> None:
 def export_adapter_cmd(run_dir: str, out: str, step: str, merge: bool, force: bool) -> None:
     """Write the adapter of RUN_DIR (a PEFT folder, or merged weights with --merge) to OUT."""
     run = _run_dir(run_dir)  # before the heavy imports: a typo answers at once
+    refuse_output(Path(out), run)  # and an output that would touch a run
     from spade_async.export.adapter import ExportError, export_adapter
 
     try:
@@ -97,7 +99,8 @@ def export_envs_cmd(
 ) -> None:
     """Write RUN_DIR's admitted environments to the folder OUT (gymnasium ids spade/<name>-v0)."""
     run = _run_dir(run_dir)
-    from spade_async.export.adapter import ExportError
+    refuse_output(Path(out), run)
+    from spade_async.export.atomic import ExportError
     from spade_async.export.envs import EnvFilters, export_envs
 
     filters = EnvFilters(top, sort, skills, min_win_rate, max_win_rate, min_plays, include_seeds)
@@ -124,20 +127,17 @@ def export_envs_cmd(
 def export_lineage_cmd(run_dir: str, out: str | None, force: bool) -> None:
     """Write RUN_DIR's lineage (which environment each mutation came from, how each ended) as JSON."""
     run = run_folder(run_dir, DB_FILE)
+    from spade_async.export.atomic import check_out, write_file_whole
     from spade_async.export.lineage import lineage_json, read_lineage_data
 
+    if out is not None:  # before anything is read or written
+        check_out(Path(out), run, force=force, marker=None)
     data = read_lineage_data(run)
     text = lineage_json(data)
     if out is None:
         click.echo(text, nl=False)
         return
-    path = Path(out)
-    if path.exists() and not force:
-        raise UsageProblem(f"{out} exists; pass --force to replace it")
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CommandFailed(f"cannot write {out}: {exc.strerror or exc}") from None
+    write_file_whole(Path(out), text)
     summary = data["summary"]
     click.echo(
         f"wrote the lineage of {summary['environments']} environments ({summary['links']} mutation links) to {out}"

@@ -18,15 +18,15 @@ from typing import Any
 import click
 
 from spade_async.memory.steering import SteerError, queue_action, read_actions, requester
+from spade_async.util.steps import DB_NAME
 from spade_async.util.textsafe import terminal_safe
 
-DB_NAME = "run.sqlite"  # as spade_async.run.assemble.DB_NAME (not imported: it pulls in torch)
 EXIT_INVALID = 2
 
 
 def _queue(run_dir: str, kind: str, args: dict[str, Any]) -> None:
     try:
-        queued = queue_action(Path(run_dir) / DB_NAME, kind, args, requester("cli"))
+        queued = queue_action(Path(run_dir) / DB_NAME, kind, args, requester("cli"), refuse_finished=True)
     except SteerError as exc:
         click.echo(f"error: {terminal_safe(str(exc))}", err=True)
         sys.exit(EXIT_INVALID)

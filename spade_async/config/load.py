@@ -72,6 +72,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    except RecursionError:
+        raise ConfigError([f"--set {key}: the value nests too deeply to read"]) from None
     return key.split("."), value
 
 
@@ -95,6 +97,8 @@ def validate_config(data: dict[str, Any]) -> Config:
         return Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError([_format_error(dict(e)) for e in exc.errors()]) from None
+    except RecursionError:
+        raise ConfigError(["the config nests too deeply to read"]) from None
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
@@ -104,12 +108,14 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> Config:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError([f"{path}: no such config file"]) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: cannot read ({exc.__class__.__name__}: {exc})"]) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([f"{path}: TOML syntax error: {exc}"]) from None
+    except RecursionError:
+        raise ConfigError([f"{path}: nests too deeply to read (arrays or tables inside each other)"]) from None
     data = apply_overrides(data, overrides or [])
     return validate_config(data)
 

@@ -15,24 +15,26 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.eval.models import ADAPTER_FILE, ModelSpecError, step_adapter
-from spade_async.util.errors import UserError
+from spade_async.export.atomic import ExportError, check_out, folder_written_whole
+from spade_async.util.safetensors_check import safetensors_problem
 from spade_async.util.steps import shown
 
 MANIFEST = "spade_export.json"
 
 
-class ExportError(UserError):
-    """An export that cannot be done as asked; the message says why and what to do."""
-
-    exit_code = 2  # bad input, like a usage error
-
-
-def _fresh_out(out: Path, force: bool) -> None:
-    if out.exists() and any(out.iterdir()):
-        if not force:
-            raise ExportError(f"{out} exists and is not empty; choose another folder or pass --force")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+def check_adapter(adapter: Path) -> None:
+    """Refuse an adapter folder whose files are not whole: every safetensors file's header and
+    size, and the adapter config's JSON (a half-written checkpoint is not exported)."""
+    for file in sorted(adapter.glob("*.safetensors")):
+        problem = safetensors_problem(file)
+        if problem is not None:
+            raise ExportError(f"{problem}; export another step (--step N)")
+    config = adapter / "adapter_config.json"
+    if config.is_file():
+        try:
+            json.loads(config.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise ExportError(f"{config} cannot be read ({exc}); export another step (--step N)") from None
 
 
 def find_adapter(run_dir: Path, step: str = "last") -> tuple[Path, int]:
@@ -61,13 +63,22 @@ def export_adapter(
     """
     from spade_async.run.assemble import load_run_config
 
+    check_out(out, run_dir, force=force, marker=MANIFEST)
     adapter, n = find_adapter(run_dir, step)
+    check_adapter(adapter)
     cfg = load_run_config(run_dir)
-    _fresh_out(out, force)
+    with folder_written_whole(out) as tmp:
+        manifest = _write(run_dir, adapter, n, tmp, cfg.model.name, merge, model_path)
+    return manifest
+
+
+def _write(
+    run_dir: Path, adapter: Path, n: int, out: Path, base_model: str, merge: bool, model_path: str | None
+) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "run_dir": str(run_dir.resolve()),
         "step": n,
-        "base_model": cfg.model.name,
+        "base_model": base_model,
         "merged": merge,
         "source_adapter": str(adapter),
     }
@@ -75,11 +86,12 @@ def export_adapter(
         for item in adapter.iterdir():
             if item.is_file():
                 shutil.copy2(item, out / item.name)
+        check_adapter(out)  # the copy is whole too
     else:
         if model_path is None:
             from spade_async.engine.embedded import resolve_model_path
 
-            model_path = resolve_model_path(cfg.model.name)
+            model_path = resolve_model_path(base_model)
         merge_adapter(Path(model_path), adapter, out)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest

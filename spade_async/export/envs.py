@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spade_async.export.adapter import ExportError, _fresh_out
+from spade_async.export.atomic import ExportError, check_out, folder_written_whole
 from spade_async.memory.queries import admitted_envs
 from spade_async.memory.readonly import open_readonly
+from spade_async.memory.run_dir import CONFIG_NAME
 from spade_async.selfplay.design.status import designer_verdict, read_tally
-from spade_async.util.steps import shown
+from spade_async.util.steps import DB_NAME, shown
 
 MANIFEST = "manifest.json"
 SORT_KEYS = ("regret", "designer_reward", "learnable", "plays", "newest")
@@ -115,13 +116,13 @@ def nothing_to_export(run_dir: Path, filters: EnvFilters) -> str:
     reasons, and what a model this small can do), and otherwise the filters are to blame."""
     seeds = "" if filters.include_seeds else " --include-seeds exports the seed games the run played."
     try:
-        cfg = tomllib.loads((run_dir / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        cfg = tomllib.loads((run_dir / CONFIG_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, RecursionError, tomllib.TOMLDecodeError):
         cfg = {}
     model = cfg.get("model", {}).get("name")
     if cfg.get("selfplay", {}).get("mode") == "fixed":
         return f"nothing to export from {run_dir}: it is a fixed-pool run (no designer, so no designed environments).{seeds}"
-    conn = open_readonly(run_dir / "run.sqlite")
+    conn = open_readonly(run_dir / DB_NAME)
     try:
         t = read_tally(conn)
     finally:
@@ -139,7 +140,8 @@ def nothing_to_export(run_dir: Path, filters: EnvFilters) -> str:
 
 def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = False) -> list[dict[str, Any]]:
     """Write the selected environments, ``manifest.json`` and ``__init__.py`` to ``out``."""
-    chosen = select_envs(run_dir / "run.sqlite", filters)
+    check_out(out, run_dir, force=force, marker=MANIFEST)
+    chosen = select_envs(run_dir / DB_NAME, filters)
     if not chosen:
         raise ExportError(nothing_to_export(run_dir, filters))
     if not out.name.isidentifier():
@@ -147,7 +149,12 @@ def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = 
             f"{out.name!r} is not a Python package name (the folder is imported to register the envs); "
             "use letters, digits and underscores, e.g. my_envs"
         )
-    _fresh_out(out, force)
+    with folder_written_whole(out) as tmp:
+        manifest = _write_envs(run_dir, chosen, tmp, out.name)
+    return manifest
+
+
+def _write_envs(run_dir: Path, chosen: list[Any], out: Path, package: str) -> list[dict[str, Any]]:
     manifest = []
     used: set[str] = set()
     for r in chosen:
@@ -174,5 +181,5 @@ def export_envs(run_dir: Path, out: Path, filters: EnvFilters, *, force: bool = 
             }
         )  # counted from 1, as the TUI shows it
     (out / MANIFEST).write_text(json.dumps({"run_dir": str(run_dir.resolve()), "envs": manifest}, indent=1))
-    (out / "__init__.py").write_text(REGISTER_MODULE.format(package=out.name))
+    (out / "__init__.py").write_text(REGISTER_MODULE.format(package=package))
     return manifest

@@ -10,8 +10,10 @@ return rows as SQLite returns them, plain values, or plain records of ``records.
 (:func:`lineage_rows`); they never write.
 
 The two that open the database themselves (:func:`has_checkpoint`,
-:func:`legacy_checkpoint_names`) open it ``mode=ro`` without a busy timeout and treat any
-SQLite error (a database killed before its schema was complete) as "nothing recorded".
+:func:`legacy_checkpoint_names`) open it ``mode=ro`` without a busy timeout; a database
+killed before its schema was complete is "nothing recorded" (:func:`legacy_checkpoint_names`
+reads any SQLite error so; :func:`has_checkpoint` only a missing table, since its False
+starts a run over).
 """
 
 from __future__ import annotations
@@ -217,12 +219,17 @@ def checkpoint_steps(conn: sqlite3.Connection) -> list[int]:
 
 
 def has_checkpoint(db_path: Path) -> bool:
-    """Whether the run database records a complete checkpoint (False for a half-made database)."""
+    """Whether the run database records a complete checkpoint (False for a half-made database,
+    one killed before its schema was complete). A database that cannot be read raises
+    ``sqlite3.Error``: a damaged file is never "no checkpoint" (which starts a run over);
+    :class:`spade_async.memory.run_dir.RunDir` checks it first and says what to do."""
     try:
         with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
             return conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchone() is not None
-    except sqlite3.Error:  # killed before the schema was complete
-        return False
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # killed before the schema was complete
+            return False
+        raise
 
 
 def legacy_checkpoint_names(run_dir: Path) -> set[str]:

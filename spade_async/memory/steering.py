@@ -9,6 +9,7 @@ TUI and the CLI import no sandbox or curriculum code to do it.
 
 from __future__ import annotations
 
+import ast
 import getpass
 import json
 import math
@@ -149,6 +150,18 @@ def _config_value(config_toml: str | None, section: str, key: str, default: Any)
         return default
 
 
+def _check_parses(code: str, name: str) -> None:
+    """Refuse source that does not parse as Python (parsed only, never compiled or run here)."""
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        raise SteerError(
+            f"{name} is not valid Python (line {exc.lineno}: {exc.msg}); fix it and inject it again"
+        ) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise SteerError(f"{name} is not valid Python ({exc.__class__.__name__}); fix it and inject it again") from None
+
+
 def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[str, Any]) -> dict[str, Any]:
     """The request's arguments, checked against the database and the run's config."""
     if kind not in KINDS:
@@ -179,6 +192,7 @@ def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[s
                 f"{args.get('name') or 'the file'} is {size} bytes; an environment must be non-empty and "
                 f"at most {limit} bytes (sandbox.max_source_bytes)"
             )
+        _check_parses(str(code), str(args.get("name") or "the file"))
     elif kind == "band":
         check_band(float(args["low"]), float(args["high"]))
     elif kind == "designer_share":
@@ -189,11 +203,23 @@ def _checked(conn: sqlite3.Connection, run: sqlite3.Row, kind: str, args: dict[s
     return args
 
 
-def queue_action(db: Path, kind: str, args: dict[str, Any], who: str) -> Queued:
-    """Check a request and write it as a queued row of the newest run; ``SteerError`` if invalid."""
-    conn = _connect(Path(db))
+def queue_action(db: Path, kind: str, args: dict[str, Any], who: str, *, refuse_finished: bool = False) -> Queued:
+    """Check a request and write it as a queued row of the newest run; ``SteerError`` if invalid.
+
+    ``refuse_finished``: a finished run is refused (the CLI: a person who steers a finished run
+    expects an effect that no step is left to give; a resume with a higher ``--max-steps``
+    would apply a queued request, and callers that mean that leave it False)."""
+    try:
+        conn = _connect(Path(db))
+    except sqlite3.Error as exc:
+        raise SteerError(f"{db} cannot be read ({exc}); nothing was queued") from None
     try:
         run = _latest_run(conn)
+        if refuse_finished and run["status"] == "finished":
+            raise SteerError(
+                "the run is finished: no step is left to apply the request; continue it with "
+                "`spade-async resume RUN_DIR --max-steps N` and steer it while it runs"
+            )
         args = _checked(conn, run, kind, args)
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -40,14 +40,19 @@ from spade_async.learner.base import Learner
 from spade_async.memory.embed import make_embedder
 from spade_async.memory.queries import has_checkpoint
 from spade_async.memory.records import EnvRecord
+from spade_async.memory.run_dir import CONFIG_NAME, RunDir, RunDirError, RunLock
 from spade_async.memory.store import Store
 from spade_async.run.checkpoint import (
+    LEGACY_STATE_FILE,
+    STATE_FILE,
+    CheckpointError,
     prune_checkpoints,
     read_checkpoint,
     set_rng_states,
     write_checkpoint,
 )
 from spade_async.run.pipeline import Pipeline
+from spade_async.run.warm_start import check_inputs as check_warm_start_inputs
 from spade_async.run.warm_start import start_from_warm_start
 from spade_async.run.warm_start import wanted as warm_start_wanted
 from spade_async.sandbox.interface import EnvPool
@@ -57,11 +62,9 @@ from spade_async.served_base import engine_model_path
 from spade_async.tracking.sinks import check_installed
 from spade_async.util.errors import UserError
 from spade_async.util.failpoints import failpoint
-from spade_async.util.steps import shown
+from spade_async.util.safetensors_check import safetensors_problem
+from spade_async.util.steps import DB_NAME, shown
 from spade_async.util.textsafe import terminal_safe
-
-DB_NAME = "run.sqlite"
-CONFIG_NAME = "config.toml"
 
 
 class RunError(UserError):
@@ -111,6 +114,7 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
     import importlib.util
 
     check_eval_suite(cfg)
+    check_warm_start_inputs(cfg)
     cfg = driver_view(cfg)
     gpu_count = cuda_device_count() if gpu_count is None else gpu_count
     needs_gpu = gpu_settings(cfg)
@@ -185,42 +189,67 @@ def raise_open_file_limit(max_children: int) -> None:
 
 
 def check_run_dir(run_dir: Path, resume: bool) -> None:
-    """Refuse, with what to do, a folder that does not fit the request (writes nothing)."""
-    db_path = run_dir / DB_NAME
-    if not resume and db_path.exists():
+    """Refuse, with what to do, a folder that does not fit the request (writes nothing but the
+    lock probe): a run where one exists, nothing to resume, a damaged database, a folder in use."""
+    folder = RunDir(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunDirError(f"run.run_dir {run_dir} is a file, not a folder; choose another run.run_dir")
+    if not resume and folder.db.exists():
         raise RunError(
             f"{run_dir} already holds a run; --resume continues it (from its newest checkpoint, or "
             "from step 1 in the same folder when it has none yet), or choose another run.run_dir"
         )
-    if resume and not db_path.exists() and not (run_dir / CONFIG_NAME).exists():
+    if resume and not folder.db.exists() and not folder.config.exists():
         raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
+    folder.check_database()
+    if folder.lock_file.exists():  # in use now? (the lock itself is taken by _prepare_run_dir)
+        folder.lock().acquire().release()
 
 
 RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "checkpoints", "adapters", "metrics.jsonl")
 """What a run writes into its folder (cleared when a run without a checkpoint starts over)."""
 
 
-def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] = print) -> bool:
-    """Check that the folder fits the request and create it; return whether to resume.
+def _prepare_run_dir(run_dir: Path, resume: bool, report: Callable[[str], None] = print) -> tuple[bool, RunLock]:
+    """Check that the folder fits the request, create it and lock it; return whether to resume
+    and the lock (held until the run ends).
 
     A folder whose run was killed before its first checkpoint cannot be resumed from
-    anything: it starts again from step 1 in the same folder, its partial rows cleared.
+    anything: it starts again from step 1 in the same folder, its partial rows cleared. Only
+    then: a database that cannot be read, or one without its tables beside checkpoint folders
+    (replaced or truncated), is an error, and nothing is cleared.
     """
     check_run_dir(run_dir, resume)
-    if resume and not has_checkpoint(run_dir / DB_NAME):
-        report(
-            f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
-            "(its partial rows and files are cleared)"
-        )
-        for name in RUN_OUTPUTS:
-            path = run_dir / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
-        resume = False
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return resume
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"cannot create the run folder {run_dir} ({exc.strerror or exc})") from None
+    folder = RunDir(run_dir)
+    lock = folder.lock().acquire()
+    try:
+        folder.check_database()  # again, under the lock
+        if resume and not has_checkpoint(folder.db):
+            if folder.checkpoint_dirs() and not folder.has_schema():
+                raise RunDirError(
+                    f"{folder.db} holds no run but {folder.checkpoints} holds checkpoints: the database was "
+                    f"replaced or truncated; nothing was changed: restore {DB_NAME} from a backup, or start "
+                    "the run again in a new folder (another run.run_dir)"
+                )
+            report(
+                f"{run_dir} has no complete checkpoint yet: starting the run again from step 1 in the same folder "
+                "(its partial rows and files are cleared)"
+            )
+            for name in RUN_OUTPUTS:
+                path = run_dir / name
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+            resume = False
+    except BaseException:
+        lock.release()
+        raise
+    return resume, lock
 
 
 async def start_sandbox(
@@ -297,11 +326,12 @@ async def open_run(
     run_dir = Path(cfg.run.run_dir)
     config_text = config_to_toml(cfg)
     placement = preflight(cfg) if engine is None else None
-    resume = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
+    resume, lock = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
     db_path = run_dir / DB_NAME
 
     probe: AdapterProbe | None = None
     async with AsyncExitStack() as closing:  # closed in reverse: trackers, engine, store, pool
+        closing.callback(lock.release)  # the last thing to go: nobody else trains here until then
         report("probing the sandbox ...")
         fleets: list[Fleet] = []
         pool = await start_sandbox(cfg, report, fleets)
@@ -398,6 +428,66 @@ async def open_run(
         yield pipeline
 
 
+def checkpoint_problem(folder: Path) -> str | None:
+    """Why the checkpoint folder ``folder`` is not whole (None when it is): a missing folder or
+    state, or a safetensors file (its tensors, its adapter) cut short or damaged."""
+    if not folder.is_dir():
+        return f"{folder} is missing"
+    if not (folder / STATE_FILE).is_file() and not (folder / LEGACY_STATE_FILE).is_file():
+        return f"{folder} has no {STATE_FILE}"
+    for file in sorted(folder.rglob("*.safetensors")):
+        problem = safetensors_problem(file)
+        if problem is not None:
+            return problem
+    return None
+
+
+async def _newest_whole_checkpoint(
+    store: Store, run_dir: Path, report: Callable[[str], None]
+) -> tuple[int, Path] | None:
+    """The newest committed checkpoint whose folder is whole, as ``(step, folder in run_dir)``.
+
+    The folder is looked for in ``run_dir`` by its name, whatever path the row recorded: a run
+    folder moved or copied elsewhere resumes from its own checkpoints, never the original's.
+    A damaged newer one is reported and skipped (resume then truncates the rows after the one
+    it uses, and the step is trained and checkpointed again)."""
+    skipped: list[str] = []
+    found: tuple[int, Path] | None = None
+    for step, recorded in sorted(await store.checkpoints(), reverse=True):
+        folder = run_dir / "checkpoints" / Path(recorded).name
+        problem = await anyio.to_thread.run_sync(checkpoint_problem, folder)
+        if problem is None:
+            found = (step, folder)
+            break
+        skipped.append(f"checkpoints/{folder.name} ({problem})")
+    for line in skipped:
+        report(f"warning: skipping a damaged checkpoint: {line}")
+    return found
+
+
+def _recorded_run_dir(run_dir: Path) -> str | None:
+    """``run.run_dir`` as written in the folder's config.toml (None when it cannot be read)."""
+    import tomllib
+
+    try:
+        value = tomllib.loads((run_dir / CONFIG_NAME).read_text(encoding="utf-8")).get("run", {}).get("run_dir")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _same_config(cfg: Config, checkpointed: str, run_dir: Path) -> bool:
+    """Whether ``cfg`` is the checkpointed config; a folder moved since (``resume D`` names the
+    folder, its config.toml still the old ``run.run_dir``) is the same config."""
+    if config_hash(config_to_toml(cfg)) == checkpointed:
+        return True
+    recorded = _recorded_run_dir(run_dir)
+    if recorded is None or recorded == cfg.run.run_dir:
+        return False
+    before = cfg.model_copy(update={"run": cfg.run.model_copy(update={"run_dir": recorded})})
+    return config_hash(config_to_toml(before)) == checkpointed
+
+
 async def _restore(
     pipeline: Pipeline,
     store: Store,
@@ -408,16 +498,28 @@ async def _restore(
     committed: set[int],
 ) -> None:
     await store.resume_run(mark_running=False)
-    latest = await store.latest_checkpoint()
-    if latest is None:  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
+    if (
+        await store.latest_checkpoint() is None
+    ):  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
         raise RunError(f"{run_dir} has no complete checkpoint; start the run again with --resume to begin at step 1")
+    latest = await _newest_whole_checkpoint(store, run_dir, report)
+    if latest is None:
+        raise RunError(
+            f"no checkpoint of {run_dir} is whole (see the warnings above); nothing was changed: restore the "
+            "checkpoints folder from a backup, or start the run again in a new folder"
+        )
     step, path = latest
     if step + 1 >= pipeline.cfg.run.max_steps:  # nothing left: report it, and a finished run stays finished
         pipeline.start_step = step + 1
         await store.set_run_status("finished")
         return
-    state = await anyio.to_thread.run_sync(read_checkpoint, Path(path))
-    if state["config_hash"] != config_hash(config_text):
+    try:
+        state = await anyio.to_thread.run_sync(read_checkpoint, path)
+    except CheckpointError as exc:
+        raise RunError(f"cannot resume from checkpoints/{path.name}: {exc}") from None
+    if state["config_hash"] != config_hash(config_text) and not _same_config(
+        pipeline.cfg, state["config_hash"], run_dir
+    ):
         if not force:
             raise RunError(
                 f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway"
@@ -427,7 +529,7 @@ async def _restore(
     learner = pipeline.learner
     if learner is not None and state["learner"] is not None:
         learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
-        await pipeline.engine.load_adapter(learner.version, str(Path(path) / "adapter"))
+        await pipeline.engine.load_adapter(learner.version, str(path / "adapter"))
     pipeline.restore(state["snapshot"])
     set_rng_states(state["rng"])
     await store.truncate_after(step)
@@ -436,7 +538,7 @@ async def _restore(
     pipeline.start_step = step + 1
     committed.update(s for s, _ in await store.checkpoints())  # all kept ones: pruning keeps the newest of them
     await store.set_run_status("running")
-    where = f"checkpoints/{Path(path).name}"
+    where = f"checkpoints/{path.name}"
     await store.record_event(
         step, "resume", f"resumed at step {shown(step) + 1} from the checkpoint after step {shown(step)} ({where})"
     )

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from spade_async.memory.queries import checkpoint_folders
+from spade_async.util.errors import UserError
 from spade_async.util.failpoints import failpoint
 from spade_async.util.rng_data import (
     numpy_random_from_data,
@@ -55,7 +56,7 @@ VERSION_FILE = "adapter_version"
 """Text file holding the learner's adapter version at the checkpoint (read by adapter pruning)."""
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(UserError):
     """A checkpoint folder that cannot be read (missing, damaged, from a newer version)."""
 
 
