@@ -27,6 +27,7 @@ import click
 from spade_async.cli.errors import CONFIG_FILE, CommandFailed, UsageProblem, run_folder
 from spade_async.config import Config, ConfigError, load_config
 from spade_async.util.errors import UserError
+from spade_async.util.steps import DB_NAME
 
 
 def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple[str, ...]) -> Config:
@@ -79,7 +80,8 @@ def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple
     default=("games",),
     show_default=True,
     metavar="NAME[:ARG]",
-    help="games, games:easy, games:standard, reasoning_gym[:FAMILIES], envs:FOLDER. Repeatable.",
+    help="games, games:easy, games:standard, reasoning_gym[:FAMILIES], envs:FOLDER, lm_eval:TASK[,TASK] "
+    "(lm-eval tasks, a task YAML or folder, or lm_eval:paper; docs/lm_eval.md). Repeatable.",
 )
 @click.option(
     "--episodes", type=click.IntRange(min=1), default=16, show_default=True, help="Held-out episodes per environment."
@@ -100,6 +102,12 @@ def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple
     default=192,
     show_default=True,
     help="Answer length limit for reasoning-gym.",
+)
+@click.option(
+    "--lm-eval-limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Documents per lm-eval task: the first N (default: all).",
 )
 @click.option(
     "--concurrency", type=click.IntRange(min=1), default=None, help="Items scored at once (default: engine.batch_size)."
@@ -123,6 +131,7 @@ def eval_command(
     split: str,
     rg_size: int,
     rg_max_new_tokens: int,
+    lm_eval_limit: int | None,
     concurrency: int | None,
     as_json: bool,
     no_save: bool,
@@ -137,11 +146,17 @@ def eval_command(
 
     try:
         models = resolve_models(run, adapters, steps)
-        options = {"episodes": episodes, "split": split, "rg_size": rg_size, "rg_max_new_tokens": rg_max_new_tokens}
+        options = {
+            "episodes": episodes,
+            "split": split,
+            "rg_size": rg_size,
+            "rg_max_new_tokens": rg_max_new_tokens,
+            "lm_eval_limit": lm_eval_limit,
+        }
         built = [build_suite(spec, options) for spec in suites]
     except (ModelSpecError, SuiteError) as exc:
         raise UsageProblem(str(exc)) from None
-    db = run / "run.sqlite" if run is not None and not no_save else None
+    db = run / DB_NAME if run is not None and not no_save else None
     if db is not None and not db.is_file():
         db = None
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

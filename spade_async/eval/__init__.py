@@ -7,7 +7,7 @@ environment files, once with the base model and once per adapter, on the *same* 
 reports each adapter's paired difference with a 95% interval.
 
 Layout: ``stats`` (the paired interval, pure), ``suites`` (the plugin protocol and registry),
-``games`` / ``reasoning`` (the built-in suites), ``runner`` (load each model, score every
+``games`` / ``reasoning`` (the built-in suites), ``lm_eval_suite`` (lm-evaluation-harness tasks), ``runner`` (load each model, score every
 item, pair them up), ``table`` (printing and JSON), ``inloop`` (the live policy every
 ``eval.every`` steps during training, beside the rollouts).
 """

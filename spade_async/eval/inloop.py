@@ -67,7 +67,7 @@ from spade_async.eval.runner import (
     score_model,
     summarise,
 )
-from spade_async.eval.suites import EvalContext, ItemScore, SuiteError, build_suite
+from spade_async.eval.suites import BatchScoring, EvalContext, ItemScore, SuiteError, build_suite
 from spade_async.memory.store import LOOP_BASE_EVAL_ID, LOOP_EVAL_PREFIX, Store
 from spade_async.sandbox.interface import EnvPool
 from spade_async.tracking.names import loop_eval_metrics
@@ -228,6 +228,8 @@ class InLoopEval(BesideTask):
             self.suite = build_suite(cfg.eval.suite, {"episodes": cfg.eval.episodes, "split": cfg.eval.split})
         except SuiteError as exc:
             raise ConfigError([f"eval.suite: {exc}"]) from None
+        if isinstance(self.suite, BatchScoring):  # it drives the engine's model alone: not beside training
+            raise ConfigError([f"eval.suite: {self.suite.name} runs only in `spade-async eval` (docs/lm_eval.md)"])
         self.items = self.suite.items()
 
     def _tap(self) -> VersionTap:

@@ -23,7 +23,7 @@ import anyio
 from spade_async.config import Config
 from spade_async.engine.base import Engine
 from spade_async.eval.stats import PairedDelta, paired_bootstrap
-from spade_async.eval.suites import EvalContext, EvalItem, ItemScore, Suite
+from spade_async.eval.suites import BatchScoring, EvalContext, EvalItem, ItemScore, Suite
 from spade_async.sandbox.interface import EnvPool
 
 BASE = "base"
@@ -81,14 +81,19 @@ Progress = Callable[[str, int, int], None]
 async def score_model(
     ctx: EvalContext, suites: list[SuiteScores], label: str, *, concurrency: int, progress: Progress | None = None
 ) -> None:
-    """Score every item of every suite with the model now loaded in ``ctx.engine``."""
-    work = [(s, i, item) for s in suites for i, item in enumerate(s.items)]
+    """Score every item of every suite with the model now loaded in ``ctx.engine``: item by item,
+    ``concurrency`` at once; then each :class:`BatchScoring` suite (lm-eval) alone, all its items
+    in one call (it drives the engine's model itself, so nothing else may run beside it)."""
+    batched = [(s, scorer) for s in suites if isinstance(scorer := s.suite, BatchScoring)]
+    alone = {id(s) for s, _ in batched}
+    work = [(s, i, item) for s in suites if id(s) not in alone for i, item in enumerate(s.items)]
+    total = len(work) + sum(len(s.items) for s, _ in batched)
     for s in suites:
         s.scores[label] = [ItemScore(math.nan, False, "not scored")] * len(s.items)
     limiter = anyio.CapacityLimiter(concurrency)
     done = 0
     if progress is not None:
-        progress(label, 0, len(work))  # the model starts now (time estimates measure from here)
+        progress(label, 0, total)  # the model starts now (time estimates measure from here)
 
     async def one(s: SuiteScores, i: int, item: EvalItem) -> None:
         nonlocal done
@@ -96,11 +101,19 @@ async def score_model(
             s.scores[label][i] = await s.suite.score(ctx, item)
         done += 1
         if progress is not None:
-            progress(label, done, len(work))
+            progress(label, done, total)
 
     async with anyio.create_task_group() as tg:
         for s, i, item in work:
             tg.start_soon(one, s, i, item)
+    for s, scorer in batched:
+        scores = await scorer.score_items(ctx, s.items)
+        if len(scores) != len(s.items):
+            raise ValueError(f"suite {s.suite.name}: {len(scores)} scores for {len(s.items)} items")
+        s.scores[label] = list(scores)
+        done += len(s.items)
+        if progress is not None:
+            progress(label, done, total)
 
 
 BaseScored = Callable[[list[SuiteScores], float], None]

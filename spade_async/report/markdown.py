@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from spade_async.memory.lineage import ENDS, LineageNode
 from spade_async.memory.queries import checkpoint_folders
@@ -33,6 +34,41 @@ def _checkpoints(data: RunData, run_dir: Path) -> str:
     text = ", ".join(kept) or "none"
     pruned = len(data.checkpoints) - len(kept)
     return text + (f" ({pruned} older pruned)" if pruned else "")
+
+
+LM_EVAL_PREFIX = "lm_eval:"
+"""Suites run through lm-evaluation-harness (spade_async.eval.suites.lm_eval_suite)."""
+
+
+def _lm_eval_tasks(data: RunData) -> list[str]:
+    """Each lm-eval task on its own line (a benchmark of the paper's table is a task, not the
+    suite's pooled mean): the newest row per model, suite, task and headline metric."""
+    latest: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in data.evals:
+        suite = str(row.get("suite") or "")
+        if suite.startswith(LM_EVAL_PREFIX) and row["task"] != "*" and row["delta"] is not None:
+            if row["metric"] != "solved":
+                latest[(row["model"], suite, row["task"])] = row
+    if not latest:
+        return []
+    lines = [
+        "### lm-eval tasks",
+        "",
+        "Per task (lm-eval's own prompts and scorer; the metric is the task's first one), adapter against "
+        "the base model on the same documents, paired 95% bootstrap interval.",
+        "",
+        "| model | suite | task | metric | n | base | model | delta | 95% interval |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in latest.values():
+        interval = f"[{_f(r['ci_low'], True)}, {_f(r['ci_high'], True)}]"
+        model, suite, task, metric = (_cell(terminal_safe(str(r[k]))) for k in ("model", "suite", "task", "metric"))
+        lines.append(
+            f"| {model} | {suite} | {task} | {metric} | {r['n']} | {_f(r['base_mean'])} | "
+            f"{_f(r['mean'])} | {_f(r['delta'], True)} | {interval} |"
+        )
+    lines.append("")
+    return lines
 
 
 def _cell(text: str) -> str:
@@ -91,6 +127,7 @@ def summary(data: RunData, run_dir: Path) -> str:
     else:
         lines.append(f"No evaluation recorded yet; run `spade-async eval {run_dir}`.")
     lines.append("")
+    lines += _lm_eval_tasks(data)
     lines += _archive(data)
     lines += _steering(data)
     lines += _cluster(data)

@@ -1,10 +1,11 @@
 """Evaluation suites as a registry: :mod:`.registry` holds the protocol and the name -> factory
 table; each built-in suite is a module of this package that registers itself on import
-(:mod:`.games`, :mod:`.reasoning`). A new suite is a new module here plus one import line.
+(:mod:`.games`, :mod:`.reasoning`, :mod:`.lm_eval_suite`). A new suite is a new module here plus one import line.
 """
 
-from spade_async.eval.suites import games, reasoning
+from spade_async.eval.suites import games, lm_eval_suite, reasoning
 from spade_async.eval.suites.registry import (
+    BatchScoring,
     EvalContext,
     EvalItem,
     ItemScore,
@@ -16,6 +17,7 @@ from spade_async.eval.suites.registry import (
 )
 
 __all__ = [
+    "BatchScoring",
     "EvalContext",
     "EvalItem",
     "ItemScore",
@@ -23,6 +25,7 @@ __all__ = [
     "SuiteError",
     "build_suite",
     "games",
+    "lm_eval_suite",
     "reasoning",
     "register_suite",
     "suite_names",

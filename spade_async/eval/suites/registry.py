@@ -76,6 +76,17 @@ class Suite(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchScoring(Protocol):
+    """A suite that scores a whole list of items in one call (lm-eval runs its own batches and
+    request ordering); the runner calls this instead of ``score`` per item, after the suites
+    scored item by item, and never alongside another suite."""
+
+    async def score_items(self, ctx: EvalContext, items: list[EvalItem]) -> list[ItemScore]:
+        """One score per item, in ``items`` order; never raises for a bad answer."""
+        ...
+
+
 SuiteFactory = Callable[[str | None, dict[str, Any]], Suite]
 """``factory(argument, options)``: argument is the text after ``name:`` in ``--suite name:arg``."""
 
