@@ -67,6 +67,9 @@ class Tally:
     designs: list[Design] = field(default_factory=list)
     seconds: float = 0.0
     similarity: list[float] = field(default_factory=list)
+    similarity_shipped: list[float] = field(default_factory=list)
+    """With ``--part held_out``: the same designs' nearest among every shipped file (the parent
+    or example shown in the prompt included)."""
 
     @property
     def admitted(self) -> int:
@@ -127,6 +130,9 @@ async def measure(
             if d.admitted and d.code:
                 near = nearest(d.code, compare)
                 tally.similarity.append(near.ratio if near else 0.0)
+                if part == "held_out":
+                    anywhere = nearest(d.code, shipped_files(cfg.selfplay.domain))
+                    tally.similarity_shipped.append(anywhere.ratio if anywhere else 0.0)
             print(
                 f"  [{setting}] {len(tally.designs)}/{n} {job.origin:8s} admitted={d.admitted} "
                 f"tokens={len(d.completion.token_ids)} {d.completion.finish_reason} {(d.reasons or [''])[0][:60]}",
@@ -215,6 +221,13 @@ def main() -> None:
         *(row(t, max_new) for t in tallies),
         "",
         *("- " + stages(t) for t in tallies),
+        *(
+            f"- {t.setting}: similarity of the same admitted designs to every shipped file (the held-out "
+            f"file shown in the prompt included): median {statistics.median(t.similarity_shipped):.3f} "
+            f"(min {min(t.similarity_shipped):.3f}, max {max(t.similarity_shipped):.3f})"
+            for t in tallies
+            if t.similarity_shipped
+        ),
     ]
     print("\n".join(lines))
     if args.out is not None:
