@@ -23,7 +23,7 @@ def tiny(**warmstart: object):  # type: ignore[no-untyped-def]
 
 
 def test_a_missing_or_half_written_adapter_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(WarmStartError, match="no adapter_model.safetensors"):
+    with pytest.raises(WarmStartError, match=r"no adapter_model\.safetensors"):
         preflight(tiny(adapter=str(tmp_path / "nowhere")))
     (tmp_path / "adapter_model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{}")
     with pytest.raises(WarmStartError, match="not a PEFT adapter folder"):
@@ -36,7 +36,7 @@ def test_a_library_file_without_a_class_or_over_the_size_limit_is_refused(tmp_pa
         preflight(tiny(library=str(tmp_path)))
     pool = tmp_path / "pool.jsonl"
     pool.write_text(json.dumps({"code": "class A:\n    pass\n" + "#" * 70_000}) + "\n")
-    with pytest.raises(WarmStartError, match="over sandbox.max_source_bytes"):
+    with pytest.raises(WarmStartError, match=r"over sandbox\.max_source_bytes"):
         preflight(tiny(library=str(pool)))
 
 

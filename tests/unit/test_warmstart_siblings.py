@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from spade_async.warmstart.siblings import FEWER, LARGER, RULE, SCORING, SMALLER, STORY, TOLD, describe_change
 
-PARENT = '''SKILL = "Mathematical Reasoning"
+PARENT = """SKILL = "Mathematical Reasoning"
 HINT = "Halve the range each time."
 DESCRIPTION = "Guess the hidden number."
 FRUITS = ["apple", "pear"]
@@ -29,7 +29,7 @@ class Guess(GameEnv):
 
     def solution(self):
         return [str(self.secret)]
-'''
+"""
 
 
 def test_fewer_and_more_turns() -> None:
