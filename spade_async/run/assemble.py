@@ -115,6 +115,8 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
 
     check_eval_suite(cfg)
     check_warm_start_inputs(cfg)
+    if cfg.corpus.source != "builtin":  # a user's file: read before the model loads
+        Corpus.from_config(cfg.corpus).check()
     cfg = driver_view(cfg)
     gpu_count = cuda_device_count() if gpu_count is None else gpu_count
     needs_gpu = gpu_settings(cfg)

@@ -1,4 +1,5 @@
-"""A warm start's inputs are checked before the model loads and before anything is written."""
+"""A run's own files (a warm start's adapter and library, the corpus) are checked before the model
+loads and before anything is written."""
 
 from __future__ import annotations
 
@@ -65,3 +66,16 @@ def test_the_run_command_refuses_before_anything_is_written(tmp_path: Path) -> N
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "warmstart.adapter" in lines[0] and "Traceback" not in proc.stderr
     assert not run_dir.exists()
+
+
+def test_a_corpus_that_cannot_serve_is_refused_before_the_model_loads(tmp_path: Path) -> None:
+    """The same wire for the corpus: a JSONL whose second line is not JSON stops the preflight
+    with exit status 2 (it used to stop the run's first design, after its folder was made)."""
+    from spade_async.selfplay.design.corpus import CorpusError
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text('{"text": "a document long enough to ground a game, more or less."}\n{broken\n')
+    cfg = load_config(resolve_config("tiny"), ["corpus.source=jsonl", f'corpus.path="{corpus}"'])
+    with pytest.raises(CorpusError, match=r"docs\.jsonl:2: not valid JSON") as caught:
+        preflight(cfg)
+    assert caught.value.exit_code == 2

@@ -63,12 +63,16 @@ SYMPY_AREAS: tuple[str, ...] = (
 """Sympy subpackages close to the skills (number theory, combinatorics, logic, geometry, ...);
 printing, internals and the polynomial machinery are left out."""
 
+CHECKED_DOCUMENTS = 10_000
+"""Documents a run's preflight reads (a corpus of millions is checked by its start)."""
 MIN_DOC_CHARS = 50
 """Docstrings shorter than this are too thin to ground an environment."""
 
 
 class CorpusError(UserError):
     """A corpus source that cannot be used; the message is one line naming the file and the reason."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -406,6 +410,12 @@ class Corpus:
 
     def __len__(self) -> int:
         return len(self.source)
+
+    def check(self, limit: int = CHECKED_DOCUMENTS) -> None:
+        """Read the first ``limit`` documents, so a file that cannot serve raises
+        :class:`CorpusError` before a run loads its model (preflight), not in its first design."""
+        for index in range(min(len(self.source), limit)):
+            self.source.get(index)
 
     def _epoch_order(self) -> list[int]:
         if self._order is None:
