@@ -50,6 +50,9 @@ class RunData:
     """Steering requests (``steer_actions``), oldest first; empty for a database without them."""
     cluster_events: list[tuple[int | None, str]] = field(default_factory=list)
     """(1-based step, message) of the ``cluster`` events: remote pools or replicas lost, restarted."""
+    admitted_designs: list[tuple[int | None, str]] = field(default_factory=list)
+    """(1-based step, message) of the ``admitted`` events: each admitted design with its nearest
+    shipped environment file and the similarity (spade_async.selfplay.design.similarity)."""
     lineage: Lineage = field(default_factory=Lineage)
     """The tree of mutations (spade_async.memory.lineage; its steps count from 0)."""
     archive: list[Round] = field(default_factory=list)
@@ -107,6 +110,10 @@ def read_run(db: Path) -> RunData:
         data.cluster_events = [
             (None if r["step"] is None else int(r["step"]) + 1, str(r["message"]))
             for r in queries.events_of_kind(conn, "cluster")
+        ]
+        data.admitted_designs = [
+            (None if r["step"] is None else int(r["step"]) + 1, str(r["message"]))
+            for r in queries.events_of_kind(conn, "admitted")
         ]
     finally:
         conn.close()

@@ -185,6 +185,10 @@ def _cluster(data: RunData) -> list[str]:
     return ["## Cluster", "", *lines, ""]
 
 
+ADMITTED_ROWS = 40
+"""At most this many admitted designs listed, each with its nearest shipped file and similarity."""
+
+
 def _designer(data: RunData) -> list[str]:
     """What the designer did, and in plain words what that means for this run."""
     t = data.designer
@@ -196,6 +200,12 @@ def _designer(data: RunData) -> list[str]:
         lines.append(line)
         if t.reasons:
             lines.append(f"- most common rejection reasons: {top_reasons(t, 5)}")
+        lines += [
+            f"- admitted at step {'-' if step is None else step}: {terminal_safe(message)}"
+            for step, message in data.admitted_designs[:ADMITTED_ROWS]
+        ]
+        if len(data.admitted_designs) > ADMITTED_ROWS:
+            lines.append(f"- ... and {len(data.admitted_designs) - ADMITTED_ROWS} more (the TUI's event log has all)")
         lines.append("")
     verdict = designer_verdict(t, data.model, fixed_pool=data.mode == "fixed")
     if verdict:

@@ -53,7 +53,8 @@ async def test_an_admitted_design_names_its_nearest_shipped_file_on_the_console_
     tmp_path: Path,
 ) -> None:
     """The wire: the generator measures every admitted design against the shipped files; a design
-    that is a library file with one word changed names that file, with a ratio near 1."""
+    that is a library file with one word changed names that file, with a ratio near 1; so does
+    the run's report."""
     from spade_async.envlib import load_envlib
     from spade_async.memory.readonly import open_readonly
 
@@ -72,6 +73,11 @@ async def test_an_admitted_design_names_its_nearest_shipped_file_on_the_console_
     finally:
         conn.close()
     assert events and f"nearest library file {source.name} (1.00)" in events[0], events
+    from spade_async.report.data import read_run
+    from spade_async.report.markdown import summary
+
+    report = summary(read_run(tmp_path / "run" / "run.sqlite"), tmp_path / "run")
+    assert "- admitted at step 1: env " in report and f"nearest library file {source.name} (1.00)" in report
 
 
 async def test_an_embedded_model_that_designs_nothing_is_told_apart_once(tmp_path: Path) -> None:
