@@ -46,9 +46,11 @@ lint: setup-dev
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-# Regenerate docs/config.md from the config field docstrings (a test fails while it is stale).
+# Regenerate docs/config.md from the config field docstrings, and the layout block of README.md
+# and docs/architecture.md from the import contract's tiers (tests fail while either is stale).
 docs: setup
 	$(VENV)/bin/spade-async config doc --write docs/config.md
+	$(PY) scripts/layout.py --write
 
 test: lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)

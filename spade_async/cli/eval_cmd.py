@@ -18,8 +18,10 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -28,6 +30,9 @@ from spade_async.cli.errors import CONFIG_FILE, CommandFailed, UsageProblem, run
 from spade_async.config import Config, ConfigError, load_config
 from spade_async.util.errors import UserError
 from spade_async.util.steps import DB_NAME
+
+if TYPE_CHECKING:
+    from spade_async.eval.suites import Suite
 
 
 def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple[str, ...]) -> Config:
@@ -185,9 +190,30 @@ def eval_command(
         click.echo(json.dumps(payload, indent=1))
 
 
+@dataclass
+class _Plan:
+    """What one evaluation will do: each suite's items and base-cache key, which suites' base
+    scores come from the cache, the phases (one per model) and the running time estimate."""
+
+    items: list[list[Any]]
+    cache: Any  # BaseCache | None
+    keys: list[dict[str, Any] | None]
+    cached: dict[int, Any]  # suite index -> its cached base scores
+    phases: list[Any]
+    eta: Any  # eval.plan.Eta
+    rate_source: str
+    """Where the prior time per item came from (printed with the estimate)."""
+    note: str
+    """What the plan says about the base cache."""
+
+    def scored(self, suites: list[Suite], n_models: int) -> list[Suite]:
+        """The suites some model scores (the base model's cached ones only when adapters follow)."""
+        return [s for i, s in enumerate(suites) if i not in self.cached or n_models > 1]
+
+
 async def _evaluate(
     cfg: Config,
-    suites: list[Any],
+    suites: list[Suite],
     models: list[Any],
     db: Path | None,
     concurrency: int,
@@ -198,30 +224,48 @@ async def _evaluate(
     fresh_base: bool = False,
 ) -> dict[str, Any]:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from spade_async.engine.embedded import resolve_model_path
-    from spade_async.eval.base_cache import BaseCache, base_key
-    from spade_async.eval.plan import (
-        Eta,
-        Phase,
-        format_seconds,
-        load_timing,
-        plan_lines,
-        prior_seconds_per_item,
-        save_timing,
-        suite_line,
-        training_seconds_per_episode,
-    )
-    from spade_async.eval.runner import evaluate, summarise
-    from spade_async.eval.table import results_json, results_table
-    from spade_async.memory.store import Store
-    from spade_async.run.assemble import build_engine, preflight
-    from spade_async.sandbox.pool import SandboxPool
+    from spade_async.eval.plan import save_timing
+    from spade_async.eval.runner import summarise
+    from spade_async.eval.table import results_json
 
     err = Console(stderr=True)
     t_start = time.perf_counter()
-    # -- the plan: what is cached, what will be scored, about how long it takes ----------------
+    plan = _make_plan(cfg, suites, models, concurrency, run_dir=run_dir, fresh_base=fresh_base)
+    _print_plan(cfg, suites, plan, concurrency, err)
+    table, seconds, t_loaded = await _score(cfg, suites, models, plan, concurrency, err)
+    if run_dir is not None:
+        save_timing(run_dir, _timing(table, seconds, models, plan))
+    rows = summarise(table, models)
+    eval_id = uuid.uuid4().hex[:12]
+    if db is not None:
+        await _save(db, rows, seconds, eval_id)
+        _track(cfg, db.parent, rows, models, err)
+    timing_out: dict[str, Any] = {
+        "load_s": round(t_loaded - t_start, 2),
+        "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
+        "total_s": round(time.perf_counter() - t_start, 2),
+        "base_cached": [suites[i].name for i in sorted(plan.cached)],
+    }
+    if not as_json:
+        _print_results(rows, timing_out, models, db, eval_id, per_task=per_task)
+    return results_json(
+        rows,
+        eval_id=eval_id,
+        model=cfg.model.name,
+        timing=timing_out,
+        suites=[s.name for s in suites],
+        saved_to=str(db) if db else None,
+    )
+
+
+def _make_plan(
+    cfg: Config, suites: list[Suite], models: list[Any], concurrency: int, *, run_dir: Path | None, fresh_base: bool
+) -> _Plan:
+    """What is cached, what will be scored, about how long it takes."""
+    from spade_async.eval.base_cache import BaseCache, base_key
+    from spade_async.eval.plan import Eta, Phase, load_timing, prior_seconds_per_item, training_seconds_per_episode
+
     items = [s.items() for s in suites]
     cache = BaseCache(run_dir) if run_dir is not None else None
     keys = [base_key(cfg, s, its, cfg.engine.max_model_len) for s, its in zip(suites, items, strict=True)]
@@ -238,9 +282,10 @@ async def _evaluate(
         )
     ]
     phases += [Phase(m.label, sum(len(its) for its in items)) for m in models[1:]]
-    scored_suites = [s for i, s in enumerate(suites) if i not in cached or len(models) > 1]
     prior, source = prior_seconds_per_item(
-        scored_suites, load_timing(run_dir), training_seconds_per_episode(run_dir, cfg)
+        [s for i, s in enumerate(suites) if i not in cached or len(models) > 1],
+        load_timing(run_dir),
+        training_seconds_per_episode(run_dir, cfg),
     )
     eta = Eta(phases, concurrency=concurrency, prior_s_per_item=prior)
     if cache is None:
@@ -252,64 +297,52 @@ async def _evaluate(
         note = f"base scores cached in {cache.root}" + (
             f"; not cacheable: {', '.join(uncacheable)}" if uncacheable else ""
         )
+    return _Plan(items, cache, keys, cached, phases, eta, source, note)
+
+
+def _print_plan(cfg: Config, suites: list[Suite], plan: _Plan, concurrency: int, err: Any) -> None:
+    from spade_async.eval.plan import plan_lines, suite_line
+
     for line in plan_lines(
-        [suite_line(s, len(its), cfg) for s, its in zip(suites, items, strict=True)],
-        phases,
+        [suite_line(s, len(its), cfg) for s, its in zip(suites, plan.items, strict=True)],
+        plan.phases,
         concurrency=concurrency,
-        eta_s=eta.remaining(),
-        rate_source=source,
-        cache_note=note,
+        eta_s=plan.eta.remaining(),
+        rate_source=plan.rate_source,
+        cache_note=plan.note,
     ):
         err.print(line, highlight=False, soft_wrap=True)
-    # -- load and score ---------------------------------------------------------------------------
+
+
+async def _score(
+    cfg: Config, suites: list[Suite], models: list[Any], plan: _Plan, concurrency: int, err: Any
+) -> tuple[list[Any], dict[str, float], float]:
+    """Load the model (and the sandbox where a scored suite plays environments) and score every
+    suite with every model: (the table, seconds per model, when the model had loaded)."""
+    from spade_async.engine.embedded import resolve_model_path
+    from spade_async.eval.runner import evaluate
+    from spade_async.run.assemble import build_engine, preflight
+    from spade_async.sandbox.pool import SandboxPool
+
     placement = preflight(cfg)
     err.print(f"loading model {cfg.model.name} ...")
     model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
     engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)
     t_loaded = time.perf_counter()
-    needs_pool = any(s.needs_sandbox for i, s in enumerate(suites) if i not in cached or len(models) > 1)
+    needs_pool = any(s.needs_sandbox for s in plan.scored(suites, len(models)))
     pool = await SandboxPool.start(cfg.sandbox) if needs_pool else None
 
     def on_base(scored: list[Any], seconds: float) -> None:
-        if cache is None:
+        if plan.cache is None:
             return
         n = sum(len(t.items) for t in scored)
         for t in scored:
             i = next(j for j, s in enumerate(suites) if s is t.suite)
-            cache.save(keys[i], t.scores[models[0].label], seconds * len(t.items) / max(n, 1))
+            plan.cache.save(plan.keys[i], t.scores[models[0].label], seconds * len(t.items) / max(n, 1))
 
     try:
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[eta]}"),
-            console=err,
-            transient=False,
-        ) as bar:
-            tasks = {
-                p.label: bar.add_task(f"{p.label:>10}", total=max(p.items, 1), eta="", visible=p.items > 0)
-                for p in phases
-            }
-            last_line = [time.perf_counter()]
-
-            def progress(label: str, done: int, total: int) -> None:
-                eta.update(label, done)
-                left = f"{eta.items_left()} items left, about {format_seconds(eta.remaining())}"
-                for t in tasks.values():
-                    bar.update(t, eta=left)
-                bar.update(tasks[label], completed=done)
-                now = time.perf_counter()
-                if not err.is_terminal and (
-                    done == total or now - last_line[0] >= 30.0 or done * 10 // total != (done - 1) * 10 // total
-                ):
-                    # no live bar when stderr is a file or pipe: a line per 10% (or 30 s) instead
-                    last_line[0] = now
-                    err.print(
-                        f"{label}: {done}/{total} items, {now - t_loaded:.0f}s; {left}", highlight=False, soft_wrap=True
-                    )
-
+        with _progress_bar(err) as bar:
+            progress = _progress_reporter(bar, plan, err, t_loaded)
             table, seconds = await evaluate(
                 engine,
                 pool,
@@ -318,57 +351,102 @@ async def _evaluate(
                 models,
                 concurrency=concurrency,
                 progress=progress,
-                cached_base={i: hit.scores for i, hit in cached.items()},
+                cached_base={i: hit.scores for i, hit in plan.cached.items()},
                 on_base=on_base,
             )
     finally:
         if pool is not None:
             await pool.aclose()
         await engine.aclose()
-    if run_dir is not None:
-        timing = {}
-        for label, secs in seconds.items():
-            scored = [t for i, t in enumerate(table) if label != models[0].label or i not in cached]
-            n = sum(len(t.items) for t in scored)
-            if n:
-                timing.update({t.suite.name: secs / n for t in scored})
-        save_timing(run_dir, timing)
-    rows = summarise(table, models)
-    eval_id = uuid.uuid4().hex[:12]
-    if db is not None:
-        async with await Store.open(db) as store:
-            await store.record_evals(
-                [
-                    {**r.as_dict(), "eval_id": eval_id, "ci_low": r.low, "ci_high": r.high, "seconds": seconds[r.model]}
-                    for r in rows
-                ]
-            )
-    if db is not None:
-        _track(cfg, db.parent, rows, models, err)
-    timing_out: dict[str, Any] = {
-        "load_s": round(t_loaded - t_start, 2),
-        "per_model_s": {k: round(v, 2) for k, v in seconds.items()},
-        "total_s": round(time.perf_counter() - t_start, 2),
-        "base_cached": [suites[i].name for i in sorted(cached)],
+    return table, seconds, t_loaded
+
+
+def _progress_bar(err: Any) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[eta]}"),
+        console=err,
+        transient=False,
+    )
+
+
+def _progress_reporter(bar: Any, plan: _Plan, err: Any, t_loaded: float) -> Callable[[str, int, int], None]:
+    """``progress(label, done, total)`` for the runner: the bar (one task per model) and the
+    time left; where stderr is no terminal, a line per 10% (or 30 s) instead of a live bar."""
+    from spade_async.eval.plan import format_seconds
+
+    tasks = {
+        p.label: bar.add_task(f"{p.label:>10}", total=max(p.items, 1), eta="", visible=p.items > 0) for p in plan.phases
     }
-    if not as_json:
-        out = Console()
-        out.print(results_table(rows, per_task=per_task, title=f"held-out evaluation {eval_id}"))
-        base_note = f" (cached: {', '.join(timing_out['base_cached'])})" if cached else ""
-        out.print(
-            f"model load {timing_out['load_s']}s; "
-            + ", ".join(
-                f"{k} {v}s{base_note if k == models[0].label else ''}" for k, v in timing_out["per_model_s"].items()
-            )
-            + (f"; saved to {db}" if db is not None else "")
+    last_line = [time.perf_counter()]
+
+    def progress(label: str, done: int, total: int) -> None:
+        plan.eta.update(label, done)
+        left = f"{plan.eta.items_left()} items left, about {format_seconds(plan.eta.remaining())}"
+        for t in tasks.values():
+            bar.update(t, eta=left)
+        bar.update(tasks[label], completed=done)
+        now = time.perf_counter()
+        if not err.is_terminal and (
+            done == total or now - last_line[0] >= 30.0 or done * 10 // total != (done - 1) * 10 // total
+        ):
+            # no live bar when stderr is a file or pipe: a line per 10% (or 30 s) instead
+            last_line[0] = now
+            err.print(f"{label}: {done}/{total} items, {now - t_loaded:.0f}s; {left}", highlight=False, soft_wrap=True)
+
+    return progress
+
+
+def _timing(table: list[Any], seconds: dict[str, float], models: list[Any], plan: _Plan) -> dict[str, float]:
+    """Seconds per item of each suite a model scored (the base model's cached suites left out)."""
+    timing = {}
+    for label, secs in seconds.items():
+        scored = [t for i, t in enumerate(table) if label != models[0].label or i not in plan.cached]
+        n = sum(len(t.items) for t in scored)
+        if n:
+            timing.update({t.suite.name: secs / n for t in scored})
+    return timing
+
+
+async def _save(db: Path, rows: list[Any], seconds: dict[str, float], eval_id: str) -> None:
+    from spade_async.memory.store import Store
+
+    async with await Store.open(db) as store:
+        await store.record_evals(
+            [
+                {**r.as_dict(), "eval_id": eval_id, "ci_low": r.low, "ci_high": r.high, "seconds": seconds[r.model]}
+                for r in rows
+            ]
         )
-    return results_json(
-        rows,
-        eval_id=eval_id,
-        model=cfg.model.name,
-        timing=timing_out,
-        suites=[s.name for s in suites],
-        saved_to=str(db) if db else None,
+
+
+def _print_results(
+    rows: list[Any],
+    timing_out: dict[str, Any],
+    models: list[Any],
+    db: Path | None,
+    eval_id: str,
+    *,
+    per_task: bool,
+) -> None:
+    from rich.console import Console
+
+    from spade_async.eval.table import results_table
+
+    out = Console()
+    out.print(results_table(rows, per_task=per_task, title=f"held-out evaluation {eval_id}"))
+    base_note = f" (cached: {', '.join(timing_out['base_cached'])})" if timing_out["base_cached"] else ""
+    out.print(
+        f"model load {timing_out['load_s']}s; "
+        + ", ".join(
+            f"{k} {v}s{base_note if k == models[0].label else ''}" for k, v in timing_out["per_model_s"].items()
+        )
+        + (f"; saved to {db}" if db is not None else "")
     )
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,74 +173,24 @@ class HFEngine(TokenizerHelpers):
                 hits = [self._prefill_alone(p, hit) for p, hit in zip(prompts, hits, strict=True)]
         ids, mask, past, split = assemble(prompts, hits, pad)
         width = mask.shape[1]
-        budget = [r.sampling.max_new_tokens for r in requests]
-        tokens: list[list[int]] = [[] for _ in requests]
-        logprobs: list[list[float]] = [[] for _ in requests]
-        finish = ["length"] * len(requests)
-        done = [False] * len(requests)
-        texts = [""] * len(requests)
-        stop_ids = set(self.stop_ids)
-        guards = [loop_guard(r.sampling.loop_ngram, r.sampling.loop_repeats) for r in requests]
+        rows = _Rows.start(requests, set(self.stop_ids), self.tokenizer.decode)
         inputs = ids.to(self.device)
         attn = mask.to(self.device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)[:, split:]
         lean: DecodeCache | None = None  # after the prefill, when the lean decoder runs the steps
         with torch.inference_mode():
-            for _ in range(max(budget)):
+            for _ in range(max(rows.budget)):
                 CPU_SHARE.fit_threads()  # the learner may have started or ended since the last step
-                if lean is not None and self.lean_decoder is not None:
-                    logits = self.lean_decoder.step(inputs, positions, attn, lean)
-                else:
-                    out = self.model(
-                        input_ids=inputs,
-                        attention_mask=attn,
-                        position_ids=positions,
-                        use_cache=True,
-                        logits_to_keep=1,  # never project prompt positions onto the 49k vocab
-                        **{self._cache_kwarg: past},
-                    )
-                    past = getattr(out, "cache", None) or out.past_key_values
-                    logits = out.logits[:, -1, :]
-                    if self.lean_decoder is not None:
-                        lean = DecodeCache(cache_layers(past))
-                        past = out = None  # the buffer holds the prompt's KV now: not twice once it grows
-                weights, log_norm = _softmax_weights(logits, temperature)
-                probs = weights if top_p >= 1.0 else _top_p_probs(weights / weights.sum(-1, keepdim=True), top_p)
-                nxt = _sample(probs, generators, self._generator)  # on the CPU: (B,) token ids
-                at = nxt[:, None].to(probs.device)  # gather on the device: no (B, vocab) copy
-                if top_p < 1.0:  # logprob under the truncated, renormalised distribution
-                    chosen = probs.gather(-1, at).squeeze(-1).clamp_min(1e-30).log().cpu()
-                else:  # log softmax(logits / T) at the chosen token, without a (B, vocab) log-softmax
-                    scaled = logits.gather(-1, at).float()
-                    if temperature != 1.0:
-                        scaled = scaled / temperature
-                    chosen = (scaled - log_norm).squeeze(-1).cpu()
-                for i, tok in enumerate(nxt.tolist()):
-                    if done[i]:
-                        continue
-                    tokens[i].append(tok)
-                    logprobs[i].append(float(chosen[i]))
-                    if tok in stop_ids:
-                        done[i], finish[i] = True, "stop"
-                        continue
-                    stops = requests[i].sampling.stop
-                    if stops:
-                        texts[i] += str(self.tokenizer.decode([tok]))
-                        if any(s in texts[i][-(len(s) + 32) :] for s in stops):
-                            done[i], finish[i] = True, "stop"
-                            continue
-                    guard = guards[i]
-                    if guard is not None and guard.push(tok):
-                        done[i], finish[i] = True, LOOP
-                        continue
-                    if len(tokens[i]) >= budget[i]:
-                        done[i] = True
-                if all(done):
+                logits, past, lean = self._step_logits(inputs, positions, attn, past, lean)
+                nxt, chosen = _sample_tokens(logits, temperature, top_p, generators, self._generator)
+                rows.push(nxt.tolist(), chosen)
+                if all(rows.done):
                     break
-                feed = torch.where(torch.tensor(done), torch.tensor(pad), nxt)
+                feed = torch.where(torch.tensor(rows.done), torch.tensor(pad), nxt)
                 inputs = feed[:, None].to(self.device)
                 attn = torch.cat([attn, torch.ones((len(requests), 1), dtype=attn.dtype, device=self.device)], dim=1)
                 positions = positions[:, -1:] + 1
+        tokens = rows.tokens
         batch_layers = lean.layers() if lean is not None else cache_layers(past)
         for i, prompt in enumerate(prompts):  # keep each row's KV for the episode's next turn
             self.prefix_cache.store(prompt + tokens[i][:-1], batch_layers, i, width - len(prompt))
@@ -250,13 +201,36 @@ class HFEngine(TokenizerHelpers):
             Completion(
                 prompt_ids=list(r.prompt_ids),
                 token_ids=tokens[i],
-                logprobs=logprobs[i],
+                logprobs=rows.logprobs[i],
                 text=_cut_at_stop(self.decode(tokens[i]), r.sampling.stop),
-                finish_reason=finish[i],
+                finish_reason=rows.finish[i],
                 adapter_version=self.adapter_version,
             )
             for i, r in enumerate(requests)
         ]
+
+    def _step_logits(
+        self, inputs: Any, positions: Any, attn: Any, past: Any, lean: DecodeCache | None
+    ) -> tuple[Any, Any, DecodeCache | None]:
+        """One forward: the prefill (or every step without the lean decoder) through
+        ``model(...)``, then decode steps through the lean decoder over the prefill's cache.
+        Returns the last position's logits, (B, vocab), and the caches to continue from."""
+        if lean is not None and self.lean_decoder is not None:
+            return self.lean_decoder.step(inputs, positions, attn, lean), past, lean
+        out = self.model(
+            input_ids=inputs,
+            attention_mask=attn,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,  # never project prompt positions onto the 49k vocab
+            **{self._cache_kwarg: past},
+        )
+        past = getattr(out, "cache", None) or out.past_key_values
+        logits = out.logits[:, -1, :]
+        if self.lean_decoder is not None:
+            lean = DecodeCache(cache_layers(past))
+            past = out = None  # the buffer holds the prompt's KV now: not twice once it grows
+        return logits, past, lean
 
     def _prefill_alone(self, prompt: list[int], hit: tuple[int, Layers | None]) -> tuple[int, Layers | None]:
         """Run all of ``prompt`` but its last token through the model on its own (from its
@@ -301,6 +275,82 @@ class HFEngine(TokenizerHelpers):
 
     async def aclose(self) -> None:
         self._pending.clear()
+
+
+@dataclass
+class _Rows:
+    """What each row of a batch has sampled so far, and whether and why it ended."""
+
+    requests: list[GenerationRequest]
+    stop_ids: set[int]
+    decode: Callable[[list[int]], Any]
+    budget: list[int]
+    guards: list[Any]
+    tokens: list[list[int]]
+    logprobs: list[list[float]]
+    finish: list[str]
+    done: list[bool]
+    texts: list[str]
+
+    @classmethod
+    def start(cls, requests: list[GenerationRequest], stop_ids: set[int], decode: Callable[[list[int]], Any]) -> _Rows:
+        n = len(requests)
+        return cls(
+            requests,
+            stop_ids,
+            decode,
+            budget=[r.sampling.max_new_tokens for r in requests],
+            guards=[loop_guard(r.sampling.loop_ngram, r.sampling.loop_repeats) for r in requests],
+            tokens=[[] for _ in requests],
+            logprobs=[[] for _ in requests],
+            finish=["length"] * n,
+            done=[False] * n,
+            texts=[""] * n,
+        )
+
+    def push(self, sampled: list[int], chosen: Any) -> None:
+        """Append each unfinished row's token and logprob; end it at a stop token, a stop
+        string, a loop (``loop_guard``) or its token budget."""
+        for i, tok in enumerate(sampled):
+            if self.done[i]:
+                continue
+            self.tokens[i].append(tok)
+            self.logprobs[i].append(float(chosen[i]))
+            if tok in self.stop_ids:
+                self.done[i], self.finish[i] = True, "stop"
+                continue
+            stops = self.requests[i].sampling.stop
+            if stops:
+                self.texts[i] += str(self.decode([tok]))
+                if any(s in self.texts[i][-(len(s) + 32) :] for s in stops):
+                    self.done[i], self.finish[i] = True, "stop"
+                    continue
+            guard = self.guards[i]
+            if guard is not None and guard.push(tok):
+                self.done[i], self.finish[i] = True, LOOP
+                continue
+            if len(self.tokens[i]) >= self.budget[i]:
+                self.done[i] = True
+
+
+def _sample_tokens(
+    logits: Any, temperature: float, top_p: float, generators: list[Any], shared: Any
+) -> tuple[Any, Any]:
+    """One token per row from ``logits`` (B, vocab) at ``temperature`` and ``top_p``, each row
+    drawn with its own generator or ``shared``: (the tokens, on the CPU; their logprobs under
+    the distribution sampled from, on the CPU)."""
+    weights, log_norm = _softmax_weights(logits, temperature)
+    probs = weights if top_p >= 1.0 else _top_p_probs(weights / weights.sum(-1, keepdim=True), top_p)
+    nxt = _sample(probs, generators, shared)  # on the CPU: (B,) token ids
+    at = nxt[:, None].to(probs.device)  # gather on the device: no (B, vocab) copy
+    if top_p < 1.0:  # logprob under the truncated, renormalised distribution
+        chosen = probs.gather(-1, at).squeeze(-1).clamp_min(1e-30).log().cpu()
+    else:  # log softmax(logits / T) at the chosen token, without a (B, vocab) log-softmax
+        scaled = logits.gather(-1, at).float()
+        if temperature != 1.0:
+            scaled = scaled / temperature
+        chosen = (scaled - log_norm).squeeze(-1).cpu()
+    return nxt, chosen
 
 
 def _softmax_weights(logits: Any, temperature: float) -> tuple[Any, Any]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.config import Config
-from spade_async.eval.suites import EvalItem, ItemScore, Suite
+from spade_async.eval.suites import CacheableSuite, EvalItem, ItemScore, Suite
 from spade_async.selfplay.play.agent import agent_context_budget
 
 CACHE_DIR = Path("eval") / "base_cache"
@@ -47,8 +47,7 @@ def _version() -> str:
 
 def base_key(cfg: Config, suite: Suite, items: list[EvalItem], max_model_len: int | None) -> dict[str, Any] | None:
     """What the base model's scores on ``items`` depend on; None when the suite cannot say."""
-    fingerprint = getattr(suite, "cache_fingerprint", None)
-    if not callable(fingerprint):
+    if not isinstance(suite, CacheableSuite):
         return None
     agent, sp = cfg.engine.agent, cfg.selfplay
     return {
@@ -58,7 +57,7 @@ def base_key(cfg: Config, suite: Suite, items: list[EvalItem], max_model_len: in
         "dtype": cfg.model.dtype,
         "max_model_len": max_model_len,
         "suite": suite.name,
-        "fingerprint": fingerprint(),
+        "fingerprint": suite.cache_fingerprint(),
         "sampling": agent.model_dump(mode="json"),
         "play": {
             "max_turns": sp.max_turns,

@@ -33,9 +33,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from spade_async.config import Config
+from spade_async.eval.suites.registry import AnswerSuite, EpisodeSuite, Suite
 from spade_async.selfplay.play.agent import agent_context_budget
 
 TIMING_FILE = Path("eval") / "timing.json"
@@ -180,7 +180,7 @@ def training_seconds_per_episode(run_dir: Path | None, cfg: Config) -> float | N
 
 
 def prior_seconds_per_item(
-    suites: Sequence[Any], timing: dict[str, float], training_rate: float | None
+    suites: Sequence[Suite], timing: dict[str, float], training_rate: float | None
 ) -> tuple[float | None, str]:
     """Mean seconds per item of ``suites`` before anything ran, and where it came from."""
     rates = []
@@ -200,18 +200,17 @@ def prior_seconds_per_item(
 # -- the plan ------------------------------------------------------------------------------------
 
 
-def suite_line(suite: Any, n_items: int, cfg: Config) -> str:
+def suite_line(suite: Suite, n_items: int, cfg: Config) -> str:
     """``games:easy: 6 games x 8 episodes = 48 items (test seeds); an episode: ...``."""
-    envs = getattr(suite, "envs", None)
-    if envs is not None:
+    if isinstance(suite, EpisodeSuite):
         sp, agent = cfg.selfplay, cfg.engine.agent
         budget = agent_context_budget(sp.max_context_tokens, cfg.engine.max_model_len)
         return (
-            f"{suite.name}: {len(envs)} games x {suite.episodes} episodes = {n_items} items ({suite.split} seeds); "
-            f"an episode generates at most {sp.max_turns} turns x {agent.max_new_tokens} tokens, "
-            f"its transcript stops at {budget} tokens"
+            f"{suite.name}: {len(suite.envs)} games x {suite.episodes} episodes = {n_items} items "
+            f"({suite.split} seeds); an episode generates at most {sp.max_turns} turns x "
+            f"{agent.max_new_tokens} tokens, its transcript stops at {budget} tokens"
         )
-    answer = getattr(suite, "max_new_tokens", None)
+    answer = suite.max_new_tokens if isinstance(suite, AnswerSuite) else None
     tail = f"; an answer is at most {answer} tokens" if answer else ""
     return f"{suite.name}: {n_items} items{tail}"
 

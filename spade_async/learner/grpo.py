@@ -155,29 +155,40 @@ def grpo_loss(
     seq_tokens = w_tok.sum(-1)
     n_seq = total_sequences if total_sequences is not None else logp_now.shape[0]
     n_tok = total_tokens if total_tokens is not None else float(seq_tokens.sum().item())
-    masked = token_loss * w_tok
-    if agg == "grpo":
-        loss = (masked.sum(-1) / seq_tokens.clamp(min=1e-12)).sum() / max(n_seq, 1)
-    elif agg == "dapo":
-        loss = masked.sum() / (n_tok if n_tok > 0 else 1.0)
-    else:
-        const = max_tokens if max_tokens is not None else logp_now.shape[-1]
-        loss = masked.sum() / (max(n_seq, 1) * max(const, 1))
-
+    const = max_tokens if max_tokens is not None else logp_now.shape[-1]
+    loss = _aggregate(token_loss * w_tok, seq_tokens, agg, n_seq=n_seq, n_tok=n_tok, max_tokens=const)
     with torch.no_grad():
-        count = float(m.sum().item())
-        denom = max(count, 1.0)
         behaviour_ratio = torch.exp(torch.where(on, logp_now.detach() - behaviour, zero))
         clipped = ((ratio > 1.0 + clip_high) & (adv > 0)) | ((ratio < 1.0 - clip_low) & (adv < 0))
-        metrics = {
-            "kl": float((kl.detach() * m).sum().item() / denom),
-            "clip_fraction": float((clipped.to(m.dtype) * m).sum().item() / denom),
-            "ratio_mean": float((behaviour_ratio * m).sum().item() / denom),
-            "ratio_max": float(behaviour_ratio[on].max().item()) if count > 0 else 1.0,
-            "tis_mean": float((tis * m).sum().item() / denom),
-            "tokens": count,
-        }
+        metrics = _metrics(m, on, kl=kl, clipped=clipped, behaviour_ratio=behaviour_ratio, tis=tis)
     return loss, metrics
+
+
+def _aggregate(masked: Tensor, seq_tokens: Tensor, agg: str, *, n_seq: int, n_tok: float, max_tokens: int) -> Tensor:
+    """The batch loss from the weighted per-token losses ``masked`` (B, T): ``grpo`` means each
+    sequence's tokens then the sequences; ``dapo`` divides by the batch's tokens; ``dr_grpo``
+    by sequences times the constant ``max_tokens``."""
+    if agg == "grpo":
+        return (masked.sum(-1) / seq_tokens.clamp(min=1e-12)).sum() / max(n_seq, 1)
+    if agg == "dapo":
+        return masked.sum() / (n_tok if n_tok > 0 else 1.0)
+    return masked.sum() / (max(n_seq, 1) * max(max_tokens, 1))
+
+
+def _metrics(
+    m: Tensor, on: Tensor, *, kl: Tensor, clipped: Tensor, behaviour_ratio: Tensor, tis: Tensor
+) -> dict[str, float]:
+    """Means over the trained tokens (``m``: the mask as floats; ``on``: as booleans)."""
+    count = float(m.sum().item())
+    denom = max(count, 1.0)
+    return {
+        "kl": float((kl.detach() * m).sum().item() / denom),
+        "clip_fraction": float((clipped.to(m.dtype) * m).sum().item() / denom),
+        "ratio_mean": float((behaviour_ratio * m).sum().item() / denom),
+        "ratio_max": float(behaviour_ratio[on].max().item()) if count > 0 else 1.0,
+        "tis_mean": float((tis * m).sum().item() / denom),
+        "tokens": count,
+    }
 
 
 def _chunk_logprobs(hidden: Tensor, targets: Tensor, inv_temp: Tensor, lm_head: Callable[[Tensor], Tensor]) -> Tensor:

@@ -54,7 +54,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -148,6 +148,40 @@ def agreement_metrics(diff: Tensor) -> dict[str, float]:
         "onpolicy_ratio_p01": float(torch.quantile(ratio, 0.01).item()),
         "onpolicy_ratio_p99": float(torch.quantile(ratio, 0.99).item()),
     }
+
+
+@dataclass
+class _LossSums:
+    """A step's loss metrics over its last PPO epoch: the loss summed over micro-batches, the
+    other means weighted by each micro-batch's trained tokens, the largest ratio."""
+
+    loss: float = 0.0
+    clip_fraction: float = 0.0
+    kl: float = 0.0
+    ratio_mean: float = 0.0
+    tis_mean: float = 0.0
+    ratio_max: float = 0.0
+
+    def add(self, loss: float, met: dict[str, float]) -> None:
+        """One micro-batch: its loss and :func:`grpo_loss`'s metrics."""
+        self.loss += loss
+        self.clip_fraction += met["clip_fraction"] * met["tokens"]
+        self.kl += met["kl"] * met["tokens"]
+        self.ratio_mean += met["ratio_mean"] * met["tokens"]
+        self.tis_mean += met["tis_mean"] * met["tokens"]
+        self.ratio_max = max(self.ratio_max, met["ratio_max"])
+
+    def means(self, tokens: int) -> dict[str, float]:
+        """The step's figures, the token-weighted ones divided by ``tokens`` (at least 1)."""
+        denom = max(tokens, 1)
+        return {
+            "loss": self.loss,
+            "clip_fraction": self.clip_fraction / denom,
+            "kl": self.kl / denom,
+            "ratio_mean": self.ratio_mean / denom,
+            "ratio_max": self.ratio_max,
+            "tis_mean": self.tis_mean / denom,
+        }
 
 
 class Trainer:
@@ -302,8 +336,7 @@ class Trainer:
 
         self.model.train()
         proximal: list[Tensor | None] = [None] * len(batches)
-        sums = {"loss": 0.0, "clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0, "tis_mean": 0.0}
-        ratio_max = 0.0
+        sums = _LossSums()
         onpolicy: list[Tensor] = []  # learner - engine logprob, same adapter, epoch 0
         grad_norm = 0.0
         skipped = 0
@@ -314,29 +347,10 @@ class Trainer:
                 CPU_SHARE.fit_threads()  # the engine may have started or ended a batch since the last one
                 mask = mb.mask.to(self.device)
                 behaviour = mb.behaviour.to(self.device)
-                ref = self._reference(mb) if self.cfg.kl_coef > 0 else None
+                ref = self._reference(mb) if self.cfg.kl_coef > 0 else None  # before the policy's forward
                 logp = self._logprobs(mb, self._hidden(mb))
-                anchor: Tensor | None
-                if self.ratio_anchor == "behaviour":
-                    anchor = behaviour
-                else:
-                    anchor = proximal[i]
-                loss, met = grpo_loss(
-                    logp,
-                    behaviour,
-                    mb.advantages.to(self.device),
-                    mask,
-                    clip_low=self.cfg.clip_eps_low,
-                    clip_high=self.cfg.clip_eps_high,
-                    tis_cap=self.tis_cap,
-                    agg=self.cfg.loss_agg,
-                    ref_logp=ref,
-                    kl_coef=self.cfg.kl_coef,
-                    max_tokens=self.cfg.max_seq_len,
-                    logp_proximal=anchor,
-                    total_sequences=n_seq,
-                    total_tokens=total_weight,
-                    weights=mb.weights.to(self.device),
+                loss, met = self._grpo_loss(
+                    mb, logp, behaviour, mask, ref, proximal[i], n_seq=n_seq, total=total_weight
                 )
                 loss.backward()
                 if epoch == 0 and mb.versions is not None:
@@ -346,10 +360,7 @@ class Trainer:
                     proximal[i] = logp.detach()
                 n_fwd += mb.n_tokens
                 if epoch == self.cfg.ppo_epochs - 1:
-                    sums["loss"] += float(loss.item())
-                    for key in ("clip_fraction", "kl", "ratio_mean", "tis_mean"):
-                        sums[key] += met[key] * met["tokens"]
-                    ratio_max = max(ratio_max, met["ratio_max"])
+                    sums.add(float(loss.item()), met)
             norm = torch.nn.utils.clip_grad_norm_(self._params, self.cfg.max_grad_norm)
             grad_norm = float(norm.item())
             if math.isfinite(grad_norm):
@@ -359,14 +370,8 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         self.version += 1
         elapsed = time.perf_counter() - start
-        denom = max(n_trained, 1)
+        metrics.update(sums.means(n_trained))
         metrics.update(
-            loss=sums["loss"],
-            clip_fraction=sums["clip_fraction"] / denom,
-            kl=sums["kl"] / denom,
-            ratio_mean=sums["ratio_mean"] / denom,
-            ratio_max=ratio_max,
-            tis_mean=sums["tis_mean"] / denom,
             grad_norm=grad_norm,
             nonfinite_skipped=float(skipped),
             tokens_per_s=n_fwd / elapsed if elapsed > 0 else 0.0,
@@ -376,6 +381,40 @@ class Trainer:
         metrics.update(agreement_metrics(torch.cat(onpolicy) if onpolicy else torch.zeros(0)))
         release_free_memory()  # this step's activations: not resident through the next generation
         return metrics
+
+    def _grpo_loss(
+        self,
+        mb: MicroBatch,
+        logp: Tensor,
+        behaviour: Tensor,
+        mask: Tensor,
+        ref: Tensor | None,
+        proximal: Tensor | None,
+        *,
+        n_seq: int,
+        total: float,
+    ) -> tuple[Tensor, dict[str, float]]:
+        """:func:`grpo_loss` of one micro-batch of an optimizer batch of ``n_seq`` sequences and
+        ``total`` token weight, with the reference model's logprobs ``ref`` (None: no KL term);
+        the ratio anchored as ``learner.ratio_anchor`` says (the behaviour logprobs, or
+        ``proximal``: this step's first-epoch logprobs, None in epoch 0)."""
+        return grpo_loss(
+            logp,
+            behaviour,
+            mb.advantages.to(self.device),
+            mask,
+            clip_low=self.cfg.clip_eps_low,
+            clip_high=self.cfg.clip_eps_high,
+            tis_cap=self.tis_cap,
+            agg=self.cfg.loss_agg,
+            ref_logp=ref,
+            kl_coef=self.cfg.kl_coef,
+            max_tokens=self.cfg.max_seq_len,
+            logp_proximal=behaviour if self.ratio_anchor == "behaviour" else proximal,
+            total_sequences=n_seq,
+            total_tokens=total,
+            weights=mb.weights.to(self.device),
+        )
 
     def supervised_step(
         self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from spade_async.memory.records import LineageRow
+from spade_async.memory.run_dir import RunDir
 from spade_async.util.steps import DB_NAME, PREFIX, folder_number
 
 # --- runs ----------------------------------------------------------------------------------
@@ -222,7 +223,10 @@ def has_checkpoint(db_path: Path) -> bool:
     """Whether the run database records a complete checkpoint (False for a half-made database,
     one killed before its schema was complete). A database that cannot be read raises
     ``sqlite3.Error``: a damaged file is never "no checkpoint" (which starts a run over);
-    :class:`spade_async.memory.run_dir.RunDir` checks it first and says what to do."""
+    :class:`spade_async.memory.run_dir.RunDir` checks it first and says what to do. No file at
+    all (a run killed after writing its config, before its database) records nothing."""
+    if not Path(db_path).exists():
+        return False
     try:
         with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as conn:
             return conn.execute("SELECT 1 FROM checkpoints LIMIT 1").fetchone() is not None
@@ -249,7 +253,7 @@ def legacy_checkpoint_names(run_dir: Path) -> set[str]:
 def checkpoint_folders(run_dir: Path) -> dict[int, Path]:
     """Every ``checkpoints/step_*`` folder of ``run_dir`` by the step number a user reads
     (from 1), oldest first; old index-named folders included under their shown number."""
-    root = Path(run_dir) / "checkpoints"
+    root = RunDir(Path(run_dir)).checkpoints
     if not root.is_dir():
         return {}
     legacy = legacy_checkpoint_names(Path(run_dir))

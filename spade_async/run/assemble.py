@@ -8,13 +8,13 @@ is the blocking, console entry point that turns known failures into one clear me
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ import anyio
 
 from spade_async.adapter_check import AdapterProbe, Scorer
 from spade_async.cluster.status import Fleet
-from spade_async.config import Config, config_to_toml, gpu_settings, load_config
+from spade_async.config import Config, gpu_settings, load_config
 from spade_async.engine.base import Engine
 from spade_async.engine.embedded import (
     gguf_path,
@@ -40,18 +40,14 @@ from spade_async.learner.base import Learner
 from spade_async.memory.embed import make_embedder
 from spade_async.memory.queries import has_checkpoint
 from spade_async.memory.records import EnvRecord
-from spade_async.memory.run_dir import CONFIG_NAME, RunDir, RunDirError, RunLock
+from spade_async.memory.run_dir import ADAPTERS, CHECKPOINTS, CONFIG_NAME, RunDir, RunDirError, RunLock
 from spade_async.memory.store import Store
-from spade_async.run.checkpoint import (
-    LEGACY_STATE_FILE,
-    STATE_FILE,
-    CheckpointError,
-    prune_checkpoints,
-    read_checkpoint,
-    set_rng_states,
-    write_checkpoint,
-)
+from spade_async.run.checkpointer import Checkpointer, ConfigStamp
+from spade_async.run.control import RunControl
+from spade_async.run.errors import RunError
 from spade_async.run.pipeline import Pipeline
+from spade_async.run.stages import Handles, build_stages
+from spade_async.run.step_log import METRICS_FILE
 from spade_async.run.warm_start import check_inputs as check_warm_start_inputs
 from spade_async.run.warm_start import start_from_warm_start
 from spade_async.run.warm_start import wanted as warm_start_wanted
@@ -61,22 +57,11 @@ from spade_async.selfplay.design.corpus import Corpus
 from spade_async.served_base import engine_model_path
 from spade_async.tracking.sinks import check_installed
 from spade_async.util.errors import UserError
-from spade_async.util.failpoints import failpoint
-from spade_async.util.safetensors_check import safetensors_problem
-from spade_async.util.steps import DB_NAME, shown
+from spade_async.util.steps import DB_NAME
 from spade_async.util.textsafe import terminal_safe
-
-
-class RunError(UserError):
-    """A run cannot start or continue; the message says why and what to do."""
-
 
 if TYPE_CHECKING:  # torch and transformers load only when a learner is built
     from spade_async.learner.trainer import Trainer
-
-
-def config_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def build_learner(cfg: Config, model_path: str, placement: Placement | None = None) -> Trainer:
@@ -208,7 +193,7 @@ def check_run_dir(run_dir: Path, resume: bool) -> None:
         folder.lock().acquire().release()
 
 
-RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "checkpoints", "adapters", "metrics.jsonl")
+RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", CHECKPOINTS, ADAPTERS, METRICS_FILE)
 """What a run writes into its folder (cleared when a run without a checkpoint starts over)."""
 
 
@@ -325,229 +310,143 @@ async def open_run(
     learner: Learner | None = None,
 ) -> AsyncIterator[Pipeline]:
     """Build (or restore) a run; ``engine``/``learner`` may be injected (tests, benchmarks)."""
-    run_dir = Path(cfg.run.run_dir)
-    config_text = config_to_toml(cfg)
+    folder = RunDir(Path(cfg.run.run_dir))
+    stamp = ConfigStamp.of(cfg)  # the config as opened (a later change to cfg is not the checkpointed one)
     placement = preflight(cfg) if engine is None else None
-    resume, lock = await anyio.to_thread.run_sync(_prepare_run_dir, run_dir, resume, report)
-    db_path = run_dir / DB_NAME
-
-    probe: AdapterProbe | None = None
+    resume, lock = await anyio.to_thread.run_sync(_prepare_run_dir, folder.path, resume, report)
     async with AsyncExitStack() as closing:  # closed in reverse: trackers, engine, store, pool
         closing.callback(lock.release)  # the last thing to go: nobody else trains here until then
-        report("probing the sandbox ...")
         fleets: list[Fleet] = []
-        pool = await start_sandbox(cfg, report, fleets)
-        closing.push_async_callback(pool.aclose)
-        report(
-            f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})"
-        )
-        for warning in pool.warnings:
-            report(f"warning: {warning}")
+        pool = await _open_sandbox(cfg, closing, report, fleets)
         corpus = Corpus.from_config(cfg.corpus, seed=cfg.run.seed)
         seeds = env_pool(cfg)
         check_installed(cfg.log.backends)  # before the store: a failed start leaves no run behind
-        if engine is None or learner is None:  # before the store: a failed start leaves no run behind
-            t0 = time.perf_counter()
-            if placement is None:
-                placement = preflight(cfg)
-            for line in placement.describe():
-                report(
-                    f"placement: {line}"
-                    + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else "")
-                )
-            learner_device = "cpu" if placement.learner_gpu is None else "cuda"
-            report(f"loading model {cfg.model.name} ({describe_dtype(cfg.model.dtype, learner_device)}) ...")
-            model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
-            if engine is None:  # first: its processes start before this one initialises CUDA
-                engine = await start_engine(cfg, model_path, placement, report, fleets)
-                if remote_engine(cfg):  # its actors, also when the start fails later (aclose is idempotent)
-                    closing.push_async_callback(engine.aclose)
-            if learner is None:
-                built = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
-                learner = built
-                if cfg.engine.probe.enabled:
-                    probe = adapter_probe(cfg, engine, built)
-            report(f"model ready in {time.perf_counter() - t0:.1f}s")
+        models = await _open_models(cfg, closing, engine, learner, placement, report, fleets)
         if not resume:  # before the database: a folder with a database always has its config
-            await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
-        store = await Store.open(db_path)
+            await anyio.Path(folder.config).write_text(stamp.text)
+        store = await Store.open(folder.db)
         closing.push_async_callback(store.aclose)
-        committed: set[int] = set()
-
-        async def checkpointer(step: int, snapshot: dict[str, Any]) -> None:
-            path = await anyio.to_thread.run_sync(
-                lambda: write_checkpoint(
-                    run_dir, step, learner=learner, snapshot=snapshot, config_hash=config_hash(config_text)
-                )
-            )
-            failpoint("checkpoint_commit")  # folder in place, database row not yet committed
-            await store.record_checkpoint(step, str(path))
-            await store.record_event(
-                step, "checkpoint", f"checkpoint after step {shown(step)}: checkpoints/{path.name}"
-            )
-            committed.add(step)
-            prune_checkpoints(run_dir, cfg.run.keep_checkpoints, committed)
-
-        assert engine is not None  # built above unless injected
-        pipeline = Pipeline(
-            cfg,
-            engine=engine,
-            pool=pool,
-            store=store,
-            learner=learner,
-            corpus=corpus,
-            seeds=seeds,
-            run_dir=run_dir,
-            report=report,
-            checkpointer=checkpointer,
-            embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
-            fleets=fleets,
-            adapter_probe=probe,
-        )
+        handles = Handles(models.engine, pool, store, models.learner, corpus, folder.path, report)
+        pipeline = _pipeline(cfg, handles, folder, stamp, seeds, models.probe, fleets)
         if resume:
-            await _restore(pipeline, store, run_dir, config_text, force, report, committed)
+            pipeline.start_step = await pipeline.stages.checkpointer.restore(
+                pipeline, models.engine, force=force, report=report
+            )
         else:
-            await store.start_run(cfg.run.name, config_text, pool.isolation.as_dict())
-            for seed_env in seeds:
-                await store.record_environment(
-                    EnvRecord(
-                        code=seed_env.source,
-                        domain=cfg.selfplay.domain,
-                        skill=seed_env.skill,
-                        origin="seed",
-                        created_step=0,
-                        hint=seed_env.hint,
-                        doc_title=seed_env.name,
-                        valid=True,
-                        status="retired",
-                    )
-                )
-            if warm_start_wanted(cfg):  # the adapter goes live before the first design
-                line = await start_from_warm_start(cfg, engine=engine, learner=learner, run_dir=run_dir, report=report)
-                await store.record_event(None, "warmstart", line)
-        closing.push_async_callback(engine.aclose)
+            await _start_new_run(cfg, handles, seeds, stamp, pool.isolation.as_dict())
+        closing.push_async_callback(models.engine.aclose)
         closing.push_async_callback(anyio.to_thread.run_sync, pipeline.close_trackers)
         yield pipeline
 
 
-def checkpoint_problem(folder: Path) -> str | None:
-    """Why the checkpoint folder ``folder`` is not whole (None when it is): a missing folder or
-    state, or a safetensors file (its tensors, its adapter) cut short or damaged."""
-    if not folder.is_dir():
-        return f"{folder} is missing"
-    if not (folder / STATE_FILE).is_file() and not (folder / LEGACY_STATE_FILE).is_file():
-        return f"{folder} has no {STATE_FILE}"
-    for file in sorted(folder.rglob("*.safetensors")):
-        problem = safetensors_problem(file)
-        if problem is not None:
-            return problem
-    return None
+async def _open_sandbox(
+    cfg: Config, closing: AsyncExitStack, report: Callable[[str], None], fleets: list[Fleet]
+) -> EnvPool:
+    """The sandbox pool, closed by ``closing``; its isolation and warnings reported."""
+    report("probing the sandbox ...")
+    pool = await start_sandbox(cfg, report, fleets)
+    closing.push_async_callback(pool.aclose)
+    report(f"sandbox isolation: {pool.isolation.level} ({', '.join(k for k, v in pool.isolation.layers.items() if v)})")
+    for warning in pool.warnings:
+        report(f"warning: {warning}")
+    return pool
 
 
-async def _newest_whole_checkpoint(
-    store: Store, run_dir: Path, report: Callable[[str], None]
-) -> tuple[int, Path] | None:
-    """The newest committed checkpoint whose folder is whole, as ``(step, folder in run_dir)``.
+@dataclass(frozen=True)
+class Models:
+    """The engine and the learner of a run (each injected or built), and the probe between them."""
 
-    The folder is looked for in ``run_dir`` by its name, whatever path the row recorded: a run
-    folder moved or copied elsewhere resumes from its own checkpoints, never the original's.
-    A damaged newer one is reported and skipped (resume then truncates the rows after the one
-    it uses, and the step is trained and checkpointed again)."""
-    skipped: list[str] = []
-    found: tuple[int, Path] | None = None
-    for step, recorded in sorted(await store.checkpoints(), reverse=True):
-        folder = run_dir / "checkpoints" / Path(recorded).name
-        problem = await anyio.to_thread.run_sync(checkpoint_problem, folder)
-        if problem is None:
-            found = (step, folder)
-            break
-        skipped.append(f"checkpoints/{folder.name} ({problem})")
-    for line in skipped:
-        report(f"warning: skipping a damaged checkpoint: {line}")
-    return found
+    engine: Engine
+    learner: Learner | None
+    probe: AdapterProbe | None = None
 
 
-def _recorded_run_dir(run_dir: Path) -> str | None:
-    """``run.run_dir`` as written in the folder's config.toml (None when it cannot be read)."""
-    import tomllib
-
-    try:
-        value = tomllib.loads((run_dir / CONFIG_NAME).read_text(encoding="utf-8")).get("run", {}).get("run_dir")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        return None
-    return value if isinstance(value, str) else None
-
-
-def _same_config(cfg: Config, checkpointed: str, run_dir: Path) -> bool:
-    """Whether ``cfg`` is the checkpointed config; a folder moved since (``resume D`` names the
-    folder, its config.toml still the old ``run.run_dir``) is the same config."""
-    if config_hash(config_to_toml(cfg)) == checkpointed:
-        return True
-    recorded = _recorded_run_dir(run_dir)
-    if recorded is None or recorded == cfg.run.run_dir:
-        return False
-    before = cfg.model_copy(update={"run": cfg.run.model_copy(update={"run_dir": recorded})})
-    return config_hash(config_to_toml(before)) == checkpointed
-
-
-async def _restore(
-    pipeline: Pipeline,
-    store: Store,
-    run_dir: Path,
-    config_text: str,
-    force: bool,
+async def _open_models(
+    cfg: Config,
+    closing: AsyncExitStack,
+    engine: Engine | None,
+    learner: Learner | None,
+    placement: Placement | None,
     report: Callable[[str], None],
-    committed: set[int],
-) -> None:
-    await store.resume_run(mark_running=False)
-    if (
-        await store.latest_checkpoint() is None
-    ):  # _prepare_run_dir starts such a run over; only a concurrent writer gets here
-        raise RunError(f"{run_dir} has no complete checkpoint; start the run again with --resume to begin at step 1")
-    latest = await _newest_whole_checkpoint(store, run_dir, report)
-    if latest is None:
-        raise RunError(
-            f"no checkpoint of {run_dir} is whole (see the warnings above); nothing was changed: restore the "
-            "checkpoints folder from a backup, or start the run again in a new folder"
+    fleets: list[Fleet],
+) -> Models:
+    """Build whichever of engine and learner was not injected (the engine first: its processes
+    start before this one initialises CUDA); a built learner gets the adapter probe."""
+    probe: AdapterProbe | None = None
+    if engine is not None and learner is not None:
+        return Models(engine, learner)
+    t0 = time.perf_counter()
+    if placement is None:
+        placement = preflight(cfg)
+    for line in placement.describe():
+        report(
+            f"placement: {line}" + (" (the learner; the engine runs on the Ray cluster)" if remote_engine(cfg) else "")
         )
-    step, path = latest
-    if step + 1 >= pipeline.cfg.run.max_steps:  # nothing left: report it, and a finished run stays finished
-        pipeline.start_step = step + 1
-        await store.set_run_status("finished")
-        return
-    try:
-        state = await anyio.to_thread.run_sync(read_checkpoint, path)
-    except CheckpointError as exc:
-        raise RunError(f"cannot resume from checkpoints/{path.name}: {exc}") from None
-    if state["config_hash"] != config_hash(config_text) and not _same_config(
-        pipeline.cfg, state["config_hash"], run_dir
-    ):
-        if not force:
-            raise RunError(
-                f"the config differs from the one checkpointed in {run_dir}; pass --force to resume with it anyway"
+    learner_device = "cpu" if placement.learner_gpu is None else "cuda"
+    report(f"loading model {cfg.model.name} ({describe_dtype(cfg.model.dtype, learner_device)}) ...")
+    model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
+    if engine is None:
+        engine = await start_engine(cfg, model_path, placement, report, fleets)
+        if remote_engine(cfg):  # its actors, also when the start fails later (aclose is idempotent)
+            closing.push_async_callback(engine.aclose)
+    if learner is None:
+        built = await anyio.to_thread.run_sync(build_learner, cfg, model_path, placement)
+        learner = built
+        if cfg.engine.probe.enabled:
+            probe = adapter_probe(cfg, engine, built)
+    report(f"model ready in {time.perf_counter() - t0:.1f}s")
+    return Models(engine, learner, probe)
+
+
+def _pipeline(
+    cfg: Config,
+    handles: Handles,
+    folder: RunDir,
+    stamp: ConfigStamp,
+    seeds: list[SeedEnv],
+    probe: AdapterProbe | None,
+    fleets: list[Fleet],
+) -> Pipeline:
+    """The pipeline and its stages, the checkpointer of ``folder`` among them."""
+    control = RunControl()
+    checkpointer = Checkpointer(folder, handles.store, learner=handles.learner, stamp=stamp, run=cfg.run)
+    stages = build_stages(
+        cfg,
+        handles,
+        control=control,
+        checkpointer=checkpointer,
+        seeds=seeds,
+        embedder=make_embedder(cfg.memory.embed_model),  # loads lazily, on first use
+        probe=probe,
+    )
+    return Pipeline(cfg, handles, stages, control=control, fleets=fleets)
+
+
+async def _start_new_run(
+    cfg: Config, handles: Handles, seeds: list[SeedEnv], stamp: ConfigStamp, isolation: dict[str, Any]
+) -> None:
+    """A fresh run's rows: the run, its seed environments; the warm start's adapter made live."""
+    store = handles.store
+    await store.start_run(cfg.run.name, stamp.text, isolation)
+    for seed_env in seeds:
+        await store.record_environment(
+            EnvRecord(
+                code=seed_env.source,
+                domain=cfg.selfplay.domain,
+                skill=seed_env.skill,
+                origin="seed",
+                created_step=0,
+                hint=seed_env.hint,
+                doc_title=seed_env.name,
+                valid=True,
+                status="retired",
             )
-        await store.record_event(step, "info", "resumed with a changed config (--force)")
-        await anyio.Path(run_dir / CONFIG_NAME).write_text(config_text)
-    learner = pipeline.learner
-    if learner is not None and state["learner"] is not None:
-        learner.load_state_dict(state["learner"])  # adapter weights, optimizer, version
-        await pipeline.engine.load_adapter(learner.version, str(path / "adapter"))
-    pipeline.restore(state["snapshot"])
-    set_rng_states(state["rng"])
-    await store.truncate_after(step)
-    if "env_stats" in state["snapshot"]:
-        await store.restore_environment_stats(state["snapshot"]["env_stats"])
-    pipeline.start_step = step + 1
-    committed.update(s for s, _ in await store.checkpoints())  # all kept ones: pruning keeps the newest of them
-    await store.set_run_status("running")
-    where = f"checkpoints/{path.name}"
-    await store.record_event(
-        step, "resume", f"resumed at step {shown(step) + 1} from the checkpoint after step {shown(step)} ({where})"
-    )
-    report(
-        f"resuming at step {shown(step) + 1} from the checkpoint after step {shown(step)} "
-        f"({where}, adapter v{pipeline.engine.adapter_version})"
-    )
+        )
+    if warm_start_wanted(cfg):  # the adapter goes live before the first design
+        line = await start_from_warm_start(
+            cfg, engine=handles.engine, learner=handles.learner, run_dir=handles.run_dir, report=handles.report
+        )
+        await store.record_event(None, "warmstart", line)
 
 
 def share_cpu_threads(cfg: Config) -> int | None:

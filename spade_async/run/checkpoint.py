@@ -1,4 +1,4 @@
-"""Atomic, complete checkpoints: the adapter, the learner, the RNGs and the whole curriculum.
+"""One checkpoint folder's format: the adapter, the learner, the RNGs and the whole curriculum.
 
 Why this order: files are written into a temporary folder, fsynced, and renamed to
 ``checkpoints/step_N`` (a rename is atomic on one filesystem; N is the step it was taken
@@ -15,6 +15,9 @@ Loading builds only known types, so moving a class does not break a saved run an
 checkpoint file cannot run code. Folders written before this format hold a pickled
 ``state.pt``; :func:`read_checkpoint` still loads them through an allow-list (see
 :func:`_read_legacy`), and the next checkpoint of a resumed run is written in the new format.
+
+This module is the format only (one folder, written or read); when checkpoints are taken,
+committed, pruned and restored is :mod:`spade_async.run.checkpointer`'s.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from spade_async.memory.queries import checkpoint_folders
+from spade_async.memory.run_dir import RunDir
 from spade_async.util.errors import UserError
 from spade_async.util.failpoints import failpoint
 from spade_async.util.rng_data import (
@@ -225,7 +228,7 @@ def write_checkpoint(
     ``checkpoints/step_{step + 1}`` and return its path (blocking; run in a thread)."""
     from safetensors.torch import save_file
 
-    root = run_dir / "checkpoints"
+    root = RunDir(Path(run_dir)).checkpoints
     root.mkdir(parents=True, exist_ok=True)
     final = root / checkpoint_name(step)
     tmp = root / f".tmp-{final.name}-{os.getpid()}"
@@ -329,18 +332,3 @@ def _read_legacy(file: Path) -> dict[str, Any]:
         snapshot["engine_rng"] = {"python": python_random_to_data(engine_rng)}
     document, tensors = encode_state(state)
     return decode_state(json.loads(json.dumps(document)), tensors)
-
-
-def prune_checkpoints(run_dir: Path, keep: int, committed_steps: set[int]) -> None:
-    """Delete temp folders and all but the newest ``keep`` committed checkpoints
-    (``committed_steps``: internal 0-based steps, as in the database)."""
-    root = run_dir / "checkpoints"
-    if not root.is_dir():
-        return
-    for leftover in root.glob(".tmp-step_*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-    folders = {number - 1: path for number, path in checkpoint_folders(run_dir).items()}  # by internal step
-    newest = sorted(s for s in folders if s in committed_steps)[-keep:]
-    for s, path in folders.items():
-        if s not in newest:
-            shutil.rmtree(path, ignore_errors=True)

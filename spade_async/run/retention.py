@@ -14,14 +14,18 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from spade_async.memory.run_dir import RunDir
 from spade_async.run.checkpoint import VERSION_FILE
 
-ADAPTERS_DIR = "adapters"
+
+def adapter_folder(run_dir: Path, version: int) -> Path:
+    """Where the learner's adapter version ``version`` is written: ``run_dir/adapters/vN``."""
+    return RunDir(Path(run_dir)).adapters / f"v{version}"
 
 
 def adapter_versions(run_dir: Path) -> list[int]:
     """Versions present as ``run_dir/adapters/vN`` folders, oldest first."""
-    root = Path(run_dir) / ADAPTERS_DIR
+    root = RunDir(Path(run_dir)).adapters
     if not root.is_dir():
         return []
     return sorted(int(p.name[1:]) for p in root.iterdir() if p.is_dir() and p.name[:1] == "v" and p.name[1:].isdigit())
@@ -29,7 +33,7 @@ def adapter_versions(run_dir: Path) -> list[int]:
 
 def checkpointed_versions(run_dir: Path) -> set[int]:
     """Adapter versions the checkpoints in ``run_dir/checkpoints`` were taken at."""
-    root = Path(run_dir) / "checkpoints"
+    root = RunDir(Path(run_dir)).checkpoints
     versions: set[int] = set()
     for marker in root.glob(f"step_*/{VERSION_FILE}") if root.is_dir() else ():
         text = marker.read_text().strip()
@@ -45,5 +49,5 @@ def prune_adapters(run_dir: Path, keep: int, protect: Iterable[int] = ()) -> lis
     kept = set(versions[-keep:]) | checkpointed_versions(run_dir) | set(protect)
     deleted = [v for v in versions if v not in kept]
     for v in deleted:
-        shutil.rmtree(Path(run_dir) / ADAPTERS_DIR / f"v{v}", ignore_errors=True)
+        shutil.rmtree(adapter_folder(run_dir, v), ignore_errors=True)
     return deleted

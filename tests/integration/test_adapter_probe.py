@@ -70,7 +70,7 @@ async def test_a_run_whose_engine_drops_loads_records_mismatches_and_stops(tiny_
     cfg = load_config(ROOT / "configs" / "tiny.toml", sets)
     lines: list[str] = []
     async with open_run(cfg, engine=DroppingEngine(tiny_model_dir, seed=0), report=lines.append) as pipeline:
-        assert pipeline.adapter_probe is not None  # the run built its learner, so it probes
+        assert pipeline.publisher is not None and pipeline.publisher.probe is not None  # a built learner: probed
         done = await pipeline.run(sync=True)  # a stop lands after the step that asked for it
     with sqlite3.connect(tmp_path / "run" / "run.sqlite") as db:
         kinds = [k for (k,) in db.execute("SELECT kind FROM events ORDER BY id")]

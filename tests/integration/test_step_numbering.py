@@ -18,7 +18,7 @@ from spade_async.memory.queries import checkpoint_folders
 from spade_async.report.data import read_run
 from spade_async.report.markdown import summary
 from spade_async.run.assemble import open_run
-from spade_async.run.checkpoint import prune_checkpoints
+from spade_async.run.checkpointer import prune_checkpoints
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_pipeline import make_config, rows
 from tui.reader import EventRow

@@ -10,6 +10,7 @@ import pytest
 
 from spade_async.config import Config
 from spade_async.envs.seeds import load_seeds
+from spade_async.eval.base_cache import base_key
 from spade_async.eval.plan import (
     Eta,
     Phase,
@@ -20,6 +21,15 @@ from spade_async.eval.plan import (
     save_timing,
     suite_line,
     training_seconds_per_episode,
+)
+from spade_async.eval.suites import (
+    AnswerSuite,
+    CacheableSuite,
+    EpisodeSuite,
+    EvalContext,
+    EvalItem,
+    ItemScore,
+    Suite,
 )
 from spade_async.eval.suites.games import GamesSuite
 
@@ -131,3 +141,36 @@ def test_the_plan_names_suites_models_cache_and_cost() -> None:
     assert "base    0 items to score; cached: games:easy" in text
     assert "step_1  48 items to score" in text
     assert "estimated time: 1m36s for 48 items (this run folder's earlier evals)" in text
+
+
+class _PluginSuite:
+    """A third-party suite with only what :class:`Suite` requires (no cache fingerprint, no
+    environments, no answer limit): the plan and the base cache must still handle it."""
+
+    name = "plugin"
+    metrics = ("score", "solved")
+    needs_sandbox = False
+
+    def items(self) -> list[EvalItem]:
+        return [EvalItem("t", "k", None)]
+
+    async def score(self, ctx: EvalContext, item: EvalItem) -> ItemScore:
+        return ItemScore(0.0, False)
+
+
+class _AnswerPlugin(_PluginSuite):
+    max_new_tokens = 64
+
+
+def test_the_optional_suite_protocols_name_what_the_plan_and_cache_use() -> None:
+    cfg = Config()
+    games = GamesSuite("games:easy", load_seeds("easy"), episodes=2)
+    assert isinstance(games, Suite) and isinstance(games, EpisodeSuite) and isinstance(games, CacheableSuite)
+    key = base_key(cfg, games, games.items(), 512)
+    assert key is not None and key["fingerprint"] == games.cache_fingerprint()
+    plugin = _PluginSuite()
+    assert isinstance(plugin, Suite)
+    assert not isinstance(plugin, EpisodeSuite | CacheableSuite | AnswerSuite)
+    assert base_key(cfg, plugin, plugin.items(), 512) is None  # not cacheable: scored every time
+    assert suite_line(plugin, 1, cfg) == "plugin: 1 items"
+    assert suite_line(_AnswerPlugin(), 1, cfg) == "plugin: 1 items; an answer is at most 64 tokens"

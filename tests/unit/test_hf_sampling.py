@@ -57,3 +57,27 @@ def test_draw_matches_a_full_vocabulary_inverse_cdf() -> None:
     expected = torch.searchsorted(cdf, u * cdf[:, -1:], right=True).squeeze(-1)
     got = _draw(probs, torch.Generator().manual_seed(7))
     assert (got == expected).float().mean() >= 0.98  # a boundary may round the other way
+
+
+def test_each_row_ends_at_its_own_stop_token_stop_string_loop_or_budget() -> None:
+    """The per-row bookkeeping of a decode step (``_Rows.push``, moved out of the batch loop):
+    a row ends at a stop token, a stop string, a loop or its budget, whichever comes first,
+    and an ended row records nothing more."""
+    from spade_async.engine.base import GenerationRequest, Sampling
+    from spade_async.engine.hf import _Rows
+    from spade_async.engine.loops import LOOP
+
+    requests = [
+        GenerationRequest(prompt_ids=[1], sampling=Sampling(max_new_tokens=5)),  # stop token 0
+        GenerationRequest(prompt_ids=[1], sampling=Sampling(max_new_tokens=5, stop=("END",))),
+        GenerationRequest(prompt_ids=[1], sampling=Sampling(max_new_tokens=9, loop_ngram=1, loop_repeats=3)),
+        GenerationRequest(prompt_ids=[1], sampling=Sampling(max_new_tokens=2)),  # budget
+    ]
+    words = {7: "E", 8: "ND", 9: "x"}
+    rows = _Rows.start(requests, {0}, lambda ids: "".join(words.get(t, "?") for t in ids))
+    for step in ([9, 7, 5, 9], [0, 8, 5, 9], [9, 9, 5, 9]):
+        rows.push(step, torch.tensor([-0.5, -1.0, -1.5, -2.0]))
+    assert rows.tokens == [[9, 0], [7, 8], [5, 5, 5], [9, 9]]
+    assert rows.finish == ["stop", "stop", LOOP, "length"]
+    assert rows.done == [True] * 4
+    assert rows.logprobs[3] == [-2.0, -2.0]

@@ -461,3 +461,34 @@ def test_kill_9_loses_only_uncommitted_work(tmp_path: Path, trial: int) -> None:
             assert (await s.steps())[-1].metrics == {"resumed": True}
 
     anyio.run(resume)
+
+
+def test_the_store_is_its_record_families_and_none_shadows_another() -> None:
+    """``Store`` combines one class per record family (environments, episodes and steps, events
+    and steering, checkpoints, evaluations) on one base: a method defined in two families would
+    silently hide one of them, and a family left out of ``Store`` would lose its methods."""
+    from spade_async.memory.store_base import StoreBase
+    from spade_async.memory.store_checkpoints import CheckpointRecords
+    from spade_async.memory.store_envs import EnvironmentRecords
+    from spade_async.memory.store_episodes import EpisodeRecords
+    from spade_async.memory.store_evals import EvalRecords
+    from spade_async.memory.store_events import EventRecords
+
+    families = [EnvironmentRecords, EpisodeRecords, EventRecords, CheckpointRecords, EvalRecords]
+    assert set(StoreBase.__subclasses__()) == set(families)
+    assert all(issubclass(Store, f) for f in families)
+    owner: dict[str, str] = {}
+    for cls in [StoreBase, *families, Store]:
+        for name in vars(cls):
+            if not name.startswith("__"):
+                assert name not in owner, f"{cls.__name__}.{name} shadows {owner[name]}.{name}"
+                owner[name] = cls.__name__
+    for name in (
+        "record_environment",
+        "record_episodes",
+        "record_event",
+        "truncate_after",
+        "record_evals",
+        "start_run",
+    ):
+        assert hasattr(Store, name)

@@ -5,7 +5,10 @@ table; each built-in suite is a module of this package that registers itself on 
 
 from spade_async.eval.suites import games, lm_eval_suite, reasoning
 from spade_async.eval.suites.registry import (
+    AnswerSuite,
     BatchScoring,
+    CacheableSuite,
+    EpisodeSuite,
     EvalContext,
     EvalItem,
     ItemScore,
@@ -17,7 +20,10 @@ from spade_async.eval.suites.registry import (
 )
 
 __all__ = [
+    "AnswerSuite",
     "BatchScoring",
+    "CacheableSuite",
+    "EpisodeSuite",
     "EvalContext",
     "EvalItem",
     "ItemScore",

@@ -13,7 +13,7 @@ Each item gets two numbers per model: ``score`` (a return or a partial credit) a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -85,6 +85,34 @@ class BatchScoring(Protocol):
     async def score_items(self, ctx: EvalContext, items: list[EvalItem]) -> list[ItemScore]:
         """One score per item, in ``items`` order; never raises for a bad answer."""
         ...
+
+
+@runtime_checkable
+class CacheableSuite(Protocol):
+    """A suite whose base-model scores may be cached (``eval.base_cache``): it can say what its
+    scores depend on beyond the item keys. A suite without it is scored again on every eval."""
+
+    def cache_fingerprint(self) -> dict[str, Any]:
+        """JSON-able; any change to it is a change of the cache key."""
+        ...
+
+
+@runtime_checkable
+class EpisodeSuite(Protocol):
+    """A suite that plays environments as episodes (the games suites): the plan names them."""
+
+    envs: Sequence[Any]
+    """The environments played, each ``episodes`` times."""
+    episodes: int
+    split: str
+    """The held-out seed range (``test`` or ``dev``)."""
+
+
+@runtime_checkable
+class AnswerSuite(Protocol):
+    """A suite that scores one generated answer per item, at most ``max_new_tokens`` long."""
+
+    max_new_tokens: int
 
 
 SuiteFactory = Callable[[str | None, dict[str, Any]], Suite]

@@ -23,7 +23,7 @@ from typing import Any
 from spade_async.engine.base import Completion, Engine, GenerationRequest, Sampling
 from spade_async.envs.contract import parse_boxed
 from spade_async.learner.samples import TrainSample
-from spade_async.sandbox.interface import EnvPool
+from spade_async.sandbox.interface import EnvPool, EnvSession
 from spade_async.sandbox.pool import SandboxError
 from spade_async.selfplay.design.parsing import strip_thinking
 from spade_async.selfplay.prompts import render
@@ -207,6 +207,35 @@ def agent_context_budget(max_context_tokens: int, max_model_len: int | None) -> 
     return max_context_tokens if max_model_len is None else min(max_context_tokens, max_model_len)
 
 
+def _opening(
+    engine: Engine, episode: Episode, obs: str, hint: str | None, *, enable_thinking: bool | None
+) -> TokenTrace:
+    """The episode's first prompt: the agent's system prompt and the first observation (with
+    the hint before it, for a hinted episode); both go into the transcript."""
+    episode.note("observation", obs, None)
+    first = obs
+    if hint is not None:
+        episode.note("hint", hint, None, first=True)
+        first = render("agent_hint", hint=hint, observation=obs)
+    return TokenTrace(
+        engine.chat_prompt(
+            [{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
+            enable_thinking=enable_thinking,
+        )
+    )
+
+
+async def _act(env: EnvSession, said: str, episode: Episode, no_action_penalty: float) -> tuple[str, float, bool, bool]:
+    """Play the reply's boxed action, if any: (observation, reward, terminated, truncated). No
+    action costs ``no_action_penalty`` and the agent is told how to give one."""
+    action = parse_boxed(strip_thinking(said))  # a \boxed{} pondered in <think> is no action
+    if action is None:
+        return "No action found. End your reply with \\boxed{<command>}.", no_action_penalty, False, False
+    episode.n_actions += 1
+    result = await env.step("\\boxed{" + action + "}")
+    return result.obs, result.reward, result.terminated, result.truncated
+
+
 async def play_episode(
     engine: Engine,
     pool: EnvPool,
@@ -230,17 +259,7 @@ async def play_episode(
     try:
         async with await pool.open(source) as env:
             obs, _info = await env.reset(seed)
-            episode.note("observation", obs, None)
-            first = obs
-            if hint is not None:
-                episode.note("hint", hint, None, first=True)
-                first = render("agent_hint", hint=hint, observation=obs)
-            trace = TokenTrace(
-                engine.chat_prompt(
-                    [{"role": "system", "content": render("agent_system")}, {"role": "user", "content": first}],
-                    enable_thinking=sampling.enable_thinking,
-                )
-            )
+            trace = _opening(engine, episode, obs, hint, enable_thinking=sampling.enable_thinking)
             terminated = False
             last_reward = 0.0
             prefill = engine.encode(PREFILL) if action_prefill else []
@@ -251,18 +270,7 @@ async def play_episode(
                 completion = await trace.sample(engine, sampling, episode)
                 said = completion_text(completion.text, action_prefill)
                 episode.note("agent", said, None)
-                action = parse_boxed(strip_thinking(said))  # a \boxed{} pondered in <think> is no action
-                if action is None:
-                    obs, reward, done, cut = (
-                        "No action found. End your reply with \\boxed{<command>}.",
-                        no_action_penalty,
-                        False,
-                        False,
-                    )
-                else:
-                    episode.n_actions += 1
-                    result = await env.step("\\boxed{" + action + "}")
-                    obs, reward, done, cut = result.obs, result.reward, result.terminated, result.truncated
+                obs, reward, done, cut = await _act(env, said, episode, no_action_penalty)
                 episode.note("observation", obs, reward)
                 last_reward = reward
                 if done or cut:

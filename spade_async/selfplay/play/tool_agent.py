@@ -24,11 +24,12 @@ held no valid call at all.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from spade_async.engine.base import Engine, Sampling
 from spade_async.envs.tool_calls import CallError, parse_tool_calls
 from spade_async.envs.tool_schemas import ToolBox
-from spade_async.sandbox.interface import EnvPool
+from spade_async.sandbox.interface import EnvPool, EnvSession
 from spade_async.sandbox.pool import EnvProtocolError, SandboxError
 from spade_async.selfplay.design.parsing import strip_thinking
 from spade_async.selfplay.play.agent import (
@@ -79,6 +80,76 @@ def tool_seam(
     return seam
 
 
+async def _opening(
+    engine: Engine, env: EnvSession, episode: Episode, seed: int, hint: str | None, enable_thinking: bool | None
+) -> tuple[str, ToolBox, TokenTrace]:
+    """Reset the environment and check its tool contract (at every reset: bounded work); the
+    first observation (and hint) go into the transcript. Returns (the observation, the tools,
+    the first prompt)."""
+    obs, info = await env.reset(seed)
+    box = ToolBox.from_info(info)
+    if box.problems:
+        raise EnvProtocolError(
+            f"reset(seed={seed}) broke the tool contract admission checked: " + "; ".join(box.problems)[:1000]
+        )
+    episode.note("observation", obs, None)
+    first = obs
+    if hint is not None:
+        episode.note("hint", hint, None, first=True)
+        first = render("agent_tool_hint", hint=hint, observation=obs)
+    return obs, box, TokenTrace(tool_messages_prompt(engine, box, first, enable_thinking))
+
+
+@dataclass
+class _CallsPlayed:
+    """What one reply's tool calls did."""
+
+    results: list[str]
+    """One line per call played: its result, or ``error: ...`` for a refused call."""
+    user: str | None
+    """A user message to show after the results: the next instruction the environment
+    revealed, or the reminder to call a tool (a reply without calls)."""
+    done: bool
+    reward: float
+    """The last step's reward (the no-action penalty for a reply without calls, unless it ended the episode)."""
+    terminated: bool
+    instruction: str
+    """The open instruction after these calls."""
+
+
+async def _play_calls(
+    env: EnvSession, box: ToolBox, episode: Episode, said: str, instruction: str, no_action_penalty: float
+) -> _CallsPlayed:
+    """Play the reply's tool calls in order until one ends the episode; a call the tools refuse
+    (or one that does not parse) is a no-call step with an error line."""
+    calls = parse_tool_calls(strip_thinking(said))
+    if not calls:
+        result = await env.step(NO_CALL)
+        done = result.terminated or result.truncated
+        user = render("agent_tool_no_call", instruction=instruction)
+        reward = result.reward if done else no_action_penalty
+        return _CallsPlayed([], user, done, reward, result.terminated, instruction)
+    played = _CallsPlayed([], None, False, 0.0, False, instruction)
+    for call in calls:
+        problem = box.check(call)
+        if problem is None and not isinstance(call, CallError):
+            episode.n_actions += 1
+            result = await env.step(call.to_json())
+            text = result.info.get("result")
+            played.results.append(text if isinstance(text, str) else result.obs)
+        else:
+            result = await env.step(NO_CALL)
+            played.results.append(f"error: {problem}")
+        played.reward, played.terminated = result.reward, result.terminated
+        revealed = result.info.get("next_instruction")
+        if isinstance(revealed, str) and revealed:
+            played.user = played.instruction = revealed
+        if result.terminated or result.truncated:
+            played.done = True
+            break
+    return played
+
+
 async def play_tool_episode(
     engine: Engine,
     pool: EnvPool,
@@ -100,18 +171,7 @@ async def play_tool_episode(
     )
     try:
         async with await pool.open(source) as env:
-            obs, info = await env.reset(seed)
-            box = ToolBox.from_info(info)  # the contract, checked at every reset (bounded work)
-            if box.problems:
-                raise EnvProtocolError(
-                    f"reset(seed={seed}) broke the tool contract admission checked: " + "; ".join(box.problems)[:1000]
-                )
-            episode.note("observation", obs, None)
-            first = obs
-            if hint is not None:
-                episode.note("hint", hint, None, first=True)
-                first = render("agent_tool_hint", hint=hint, observation=obs)
-            trace = TokenTrace(tool_messages_prompt(engine, box, first, sampling.enable_thinking))
+            obs, box, trace = await _opening(engine, env, episode, seed, hint, sampling.enable_thinking)
             open_instruction = obs
             terminated = False
             last_reward = 0.0
@@ -123,34 +183,9 @@ async def play_tool_episode(
                 completion = await trace.sample(engine, sampling, episode)
                 said = (TOOL_PREFILL if action_prefill else "") + completion.text
                 episode.note("agent", said, None)
-                calls = parse_tool_calls(strip_thinking(said))
-                results: list[str] = []
-                user: str | None = None
-                done = False
-                if not calls:
-                    result = await env.step(NO_CALL)
-                    last_reward, done = no_action_penalty, result.terminated or result.truncated
-                    if done:
-                        last_reward = result.reward
-                    terminated = result.terminated
-                    user = render("agent_tool_no_call", instruction=open_instruction)
-                for call in calls:
-                    problem = box.check(call)
-                    if problem is None and not isinstance(call, CallError):
-                        episode.n_actions += 1
-                        result = await env.step(call.to_json())
-                        text = result.info.get("result")
-                        results.append(text if isinstance(text, str) else result.obs)
-                    else:
-                        result = await env.step(NO_CALL)
-                        results.append(f"error: {problem}")
-                    last_reward, terminated = result.reward, result.terminated
-                    revealed = result.info.get("next_instruction")
-                    if isinstance(revealed, str) and revealed:
-                        user = open_instruction = revealed
-                    if result.terminated or result.truncated:
-                        done = True
-                        break
+                step = await _play_calls(env, box, episode, said, open_instruction, no_action_penalty)
+                results, user, done = step.results, step.user, step.done
+                last_reward, terminated, open_instruction = step.reward, step.terminated, step.instruction
                 shown = "\n".join(results + ([user] if user else []))
                 episode.note("observation", shown, last_reward)
                 if done or turn + 1 == max_turns:
