@@ -14,7 +14,8 @@ skills in rotation, corpus documents drawn in order, the run's designer prompts 
   copy; the copy rule still rejects exact copies of memory, not near-copies).
 
 Settings: ``base`` (the embedded model, today's prompts), ``warm`` (the warm start of the
-config: shipped with the package, or trained first, or read from its cache). Designs are
+config: shipped with the package, or trained first, or read from its cache), ``adapter=PATH``
+(any saved adapter, e.g. a run's ``adapters/vN``: what the run's training did to the designer). Designs are
 validated in the real sandbox, and the run's copy rule applies: a design that is, up to comments
 and layout, the code shown in its prompt or a file of the warm-start library is not admitted.
 
@@ -204,8 +205,10 @@ def main() -> None:
         engine = build_engine(cfg, model_path, preflight(cfg))
         if setting == "warm":
             anyio.run(engine.load_adapter, 1, str(warm_adapter(cfg, model_path)))
+        elif setting.startswith("adapter="):  # e.g. a run's adapters/vN: has the run changed the designer?
+            anyio.run(engine.load_adapter, 1, setting.removeprefix("adapter="))
         elif setting != "base":
-            raise SystemExit(f"unknown setting {setting!r}; choose from base, warm")
+            raise SystemExit(f"unknown setting {setting!r}; choose from base, warm, adapter=PATH")
         tallies.append(anyio.run(measure, setting, engine, cfg, library, args.designs, args.part))
         anyio.run(engine.aclose)
     max_new = cfg.engine.designer.max_new_tokens

@@ -366,6 +366,11 @@ class MemoryConfig(Section):
     moves, crashed plays), read from the episodes table. They are the first thing the prompt
     fitting drops, so a small `engine.max_model_len` keeps the examples and loses only them
     (docs/designs.md: the prompt with and without)."""
+    design_pool: Literal["memory", "library"] = "memory"
+    """Where the designer's examples and mutation parents come from: `memory` (the paper: the
+    run's memory, the seed games first) or `library` (the generated library's training families
+    the warm start learned from, plus the run's own designs once played): the warm-started
+    designer's prompts then look like its training (docs/rewards.md, docs/designs.md)."""
     seed_tier: Literal["standard", "easy", "all"] = "standard"
     """Built-in environments the memory starts with: `standard` (probing games, two per skill),
     `easy` (one short game per skill, a warm-up for ~100M models), or `all`."""

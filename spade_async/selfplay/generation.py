@@ -40,9 +40,10 @@ from spade_async.memory.retrieval import pick_parent, prune_memory, select_examp
 from spade_async.memory.store import Store
 from spade_async.sandbox.interface import EnvPool
 from spade_async.selfplay.curriculum import Curriculum, LiveEnv
-from spade_async.selfplay.design.corpus import Corpus
+from spade_async.selfplay.design.corpus import Corpus, Document
 from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
 from spade_async.selfplay.design.failures import failure_summary
+from spade_async.selfplay.design.library_pool import library_examples, library_parent, library_records
 from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reason
 from spade_async.selfplay.design.similarity import nearest, shipped_files
 from spade_async.selfplay.design.status import GPU_DOC, is_small_model
@@ -257,6 +258,9 @@ class EnvGenerator:
         for i in range(self.curriculum.designs_wanted(self.sp.envs_per_step)):  # steering may lower it
             skill = skills[i % len(skills)]
             doc = self.corpus.next()
+            if self.cfg.memory.design_pool == "library":
+                jobs.append(self._library_job(skill, doc, parents))
+                continue
             parent = None
             if self.curriculum.rng.random() < self.sp.mutation_fraction:
                 parent = pick_parent(
@@ -310,6 +314,19 @@ class EnvGenerator:
             for i, job in enumerate(jobs):
                 tg.start_soon(one, i, job)
         return [r for r in results if r is not None]
+
+    def _library_job(self, skill: str, doc: Document, memory: list[EnvRecord]) -> DesignJob:
+        """A design job whose example or parent is a library file or a played design of the run
+        (``memory.design_pool = "library"``, ``selfplay.design.library_pool``)."""
+        rng, library = self.curriculum.rng, library_records(self.sp.domain)
+        played = [e for e in memory if e.win_rate is not None]  # the run's designs once played
+        if rng.random() < self.sp.mutation_fraction:
+            parent = library_parent(skill, library, played, rng)
+            if parent is not None:
+                change = pick_mutation(rng, self.sp.domain)
+                return DesignJob(skill, doc, "mutation", parent=parent, change=change, domain=self.sp.domain)
+        examples = library_examples(skill, self.cfg.memory.examples_shown, library, played, rng)
+        return DesignJob(skill, doc, "fresh", examples=examples, domain=self.sp.domain)
 
     async def _attach_summaries(self, jobs: list[DesignJob]) -> None:
         """Give each job the failure summary of every environment its prompt shows (examples, parent)."""

@@ -32,6 +32,7 @@ OVERRIDES = {
     "engine.hint.max_new_tokens": "8",
     "engine.agent.max_new_tokens": "4",
     "memory.embed_model": '"hashing"',
+    "memory.design_pool": '"memory"',  # parents from the store (tiny's library files are not rows)
     "warmstart.enabled": "false",  # the shipped warm start is the embedded model's, not the tiny model's
 }
 
