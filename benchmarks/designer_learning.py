@@ -11,7 +11,9 @@ environments table.
 
 Per third of each run (its generations split in order into three parts; with 4 generations:
 1-2, 3, 4), over all seeds: the admitted fraction, the fresh fraction (designs of the ``fresh``
-origin that were admitted, over all designs), the mean designer reward (the raw reward before
+origin that were admitted, over all designs), the admitted fraction of mutations and of fresh
+designs apart (a mutation is admitted far more often than a fresh design, so a third's mix of the
+two moves its admitted fraction as much as any learning), the mean designer reward (the raw reward before
 centring is not stored: this is the stored, skill-centred one) and the median similarity of the
 admitted designs to the nearest shipped file. Then last third minus first third of the
 admitted fraction, paired by seed: the mean of the per-seed differences with a 95% interval
@@ -176,8 +178,9 @@ def main() -> None:
             flush=True,
         )
     rows = [
-        "| third | designs | admitted | fresh admitted | mean designer reward | median similarity (admitted) |",
-        "|---|---|---|---|---|---|",
+        "| third | designs | admitted | fresh admitted | admitted, of mutations | admitted, of fresh designs "
+        "| mean designer reward | median similarity (admitted) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     figures: dict[str, float] = {}
     for i, designs in enumerate(per_third):
@@ -186,10 +189,15 @@ def main() -> None:
         sims = [d.similarity for d in admitted if d.similarity is not None]
         reward = statistics.fmean(rewards_third[i]) if rewards_third[i] else float("nan")
         median = statistics.median(sims) if sims else float("nan")
+        by_origin = {o: [d for d in designs if d.origin == o] for o in ("mutation", "fresh")}
+        of = {o: f"{sum(d.admitted for d in ds)}/{len(ds)}" for o, ds in by_origin.items()}
         rows.append(
             f"| {i + 1} | {len(designs)} | {len(admitted)} ({admitted_fraction(designs):.2f}) | "
-            f"{fresh} ({fresh / len(designs) if designs else float('nan'):.2f}) | {reward:+.3f} | {median:.3f} |"
+            f"{fresh} ({fresh / len(designs) if designs else float('nan'):.2f}) | {of['mutation']} | {of['fresh']} | "
+            f"{reward:+.3f} | {median:.3f} |"
         )
+        for o, ds in by_origin.items():
+            figures[f"admitted_fraction_{o}_third{i + 1}"] = admitted_fraction(ds)
         figures[f"admitted_fraction_third{i + 1}"] = admitted_fraction(designs)
         figures[f"fresh_fraction_third{i + 1}"] = fresh / len(designs) if designs else float("nan")
         figures[f"median_similarity_third{i + 1}"] = median

@@ -31,11 +31,15 @@ Against the machine (``benchmarks/limits.py``): each decode step reads every wei
 yields one token per row, so a batch of ``B`` rows decodes at most ``B x bandwidth / weight
 bytes`` tokens/s; the bandwidth is a same-run tensor copy, and every column prints its share
 of that bound in its dtype (MBU; KV-cache reads, small at these lengths, are not counted, so
-the bound is generous).
+the bound is generous). Beside it, the model-shape bound: one decode step's own GEMMs at
+``M = batch`` over distinct weights (``limits.decode_probe``: what torch's matmuls at this
+model's shapes allow, before any attention, sampling or Python), ``_of_gemm_bound`` in the
+JSON. Both limits are the median of ``--peak-rounds`` interleaved rounds, printed with
+their spread (``limits.measure``).
 
 Usage: ``python benchmarks/engine.py [--model embedded|tiny|PATH] [--batches 1,16]
 [--prompt 64] [--new 64] [--rounds 3] [--threads 2] [--device cpu|cuda]
-[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none] [--json PATH]``; ``--json`` also
+[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none] [--peak-rounds 5] [--json PATH]``; ``--json`` also
 writes the headline figures for the README's table (``make bench``).
 """
 
@@ -50,8 +54,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import limits  # benchmarks/ is on sys.path: the scripts run as files
 import torch
-from limits import cpu_line, memory_bandwidth  # benchmarks/ is on sys.path: the scripts run as files
+from limits import cpu_line
 from results import Recorder
 
 from spade_async.config import EMBEDDED_MODEL, EngineConfig
@@ -72,6 +77,24 @@ def make_prompts(batch: int, length: int, vocab: int, seed: int) -> list[list[in
         n = length if batch == 1 else max(1, length // 2 + (length // 2) * i // max(batch - 1, 1))
         out.append(torch.randint(10, vocab, (n,), generator=g).tolist())
     return out
+
+
+def make_engine(path: str, device: str, dtype: str, batch_size: int, packed: bool) -> HFEngine:
+    """Our HF engine; ``packed``: with the CPU switches a run turns on by default (``EngineConfig``)."""
+    if not packed:
+        return HFEngine(path, device=device, dtype=dtype, batch_size=batch_size, max_model_len=4096)
+    run = EngineConfig()
+    return HFEngine(
+        path,
+        device=device,
+        dtype=dtype,
+        batch_size=batch_size,
+        max_model_len=4096,
+        prepack=run.cpu_prepack,
+        decode_attention=run.cpu_decode_attention,
+        lean_decode=run.cpu_lean_decode,
+        ragged_prefill=run.cpu_ragged_prefill,
+    )
 
 
 async def run_ours(engine: Any, prompts: list[list[int]], new: int) -> int:
@@ -187,23 +210,9 @@ async def amain(args: argparse.Namespace) -> None:
         path = resolve_model_path(EMBEDDED_MODEL if args.model == "embedded" else args.model)
     batches = [int(b) for b in args.batches.split(",")]
     dtypes = [dt for dt in args.dtypes.split(",") if dt]
-    hf = {
-        dt: HFEngine(path, device=args.device, dtype=dt, batch_size=max(batches), max_model_len=4096) for dt in dtypes
-    }
-    run = EngineConfig()  # the CPU switches a run turns on by default
+    hf = {dt: make_engine(path, args.device, dt, max(batches), packed=False) for dt in dtypes}
     packed = {
-        dt: HFEngine(
-            path,
-            device=args.device,
-            dtype=dt,
-            batch_size=max(batches),
-            max_model_len=4096,
-            prepack=run.cpu_prepack,
-            decode_attention=run.cpu_decode_attention,
-            lean_decode=run.cpu_lean_decode,
-            ragged_prefill=run.cpu_ragged_prefill,
-        )
-        for dt in (dtypes if args.prepack else [])
+        dt: make_engine(path, args.device, dt, max(batches), packed=True) for dt in (dtypes if args.prepack else [])
     }
     packed = {dt: e for dt, e in packed.items() if e.packed_linears}  # off the CPU nothing is packed
     vllm_dtypes = [] if args.vllm == "none" else [d for d in args.vllm.split(",") if d]
@@ -214,14 +223,25 @@ async def amain(args: argparse.Namespace) -> None:
     first = next(iter(hf.values()))
     cuda = first.device.startswith("cuda")
     print(cpu_line())
-    bandwidth = memory_bandwidth()
-    release_openmp_team()  # the copy's thread team would slow the worker threads that decode
+    lim = limits.measure(
+        sorted({*hf, *vllm}),
+        shape=limits.ModelShape.from_config(path),
+        decode_batches=batches,
+        bandwidth=True,
+        rounds=args.peak_rounds,
+        device=first.device,
+    )
+    release_openmp_team()  # the probes' thread team would slow the worker threads that decode
+    bandwidth = lim.bandwidth.median
     params = sum(p.numel() for p in first.model.parameters())
     weight_bytes = {dt: params * torch.empty((), dtype=getattr(torch, dt)).element_size() for dt in {*hf, *vllm}}
     print(
-        f"same-run memory bandwidth {bandwidth / 1e9:.1f} GB/s; weights "
+        f"same-run memory bandwidth {lim.bandwidth.describe(1e9, 'GB/s')}; weights "
         + ", ".join(f"{dt} {b / 2**20:.0f} MiB" for dt, b in weight_bytes.items())
     )
+    for dt in sorted({*hf, *vllm}):
+        for batch in batches:
+            print(f"same-run {dt} decode GEMM bound, batch {batch}: {lim.decode(dt, batch).describe(1.0, 'tok/s')}")
     print(
         f"model={path} device={first.device} threads={args.threads} prompt<={args.prompt} new={args.new} "
         f"rounds={args.rounds} load average {load_avg()}"
@@ -233,12 +253,21 @@ async def amain(args: argparse.Namespace) -> None:
             base = r[next(k for k in r if k.startswith("generate-"))]["tok_s"]
             print(f"  batch {batch:3d} (load average {load_avg()}):")
             for name, m in r.items():
-                bound = batch * bandwidth / weight_bytes[name.split("-", 1)[1]]
-                rec.add(**{f"b{batch}_{name}_tok_s": m["tok_s"], f"b{batch}_{name}_mbu": m["tok_s"] / bound})
+                dt = name.split("-", 1)[1]
+                bound = batch * bandwidth / weight_bytes[dt]
+                gemm = lim.decode(dt, batch).median
+                rec.add(
+                    **{
+                        f"b{batch}_{name}_tok_s": m["tok_s"],
+                        f"b{batch}_{name}_mbu": m["tok_s"] / bound,
+                        f"b{batch}_{name}_of_gemm_bound": m["tok_s"] / gemm,
+                    }
+                )
                 print(
                     f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
                     f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}  "
-                    f"MBU {m['tok_s'] / bound:.3f} of {bound:.0f} tok/s"
+                    f"MBU {m['tok_s'] / bound:.3f} of {bound:.0f} tok/s; "
+                    f"{m['tok_s'] / gemm:.3f} of the model-shape GEMM bound {gemm:.0f} tok/s"
                 )
             for dt in hf:
                 ratio = r[f"ours-{dt}"]["tok_s"] / r[f"generate-{dt}"]["tok_s"]
@@ -290,6 +319,7 @@ def main() -> None:
         help="leave out the packed-weight engine (engine.cpu_prepack); ours is then the unpacked one",
     )
     ap.add_argument("--vllm", default="bfloat16,float32", help="vLLM dtypes, or none (needs the vllm extra)")
+    ap.add_argument("--peak-rounds", type=int, default=5, help="interleaved rounds of the same-run limits")
     ap.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     anyio.run(amain, ap.parse_args())
 

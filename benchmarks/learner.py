@@ -18,7 +18,12 @@ the other two ever ran (ru_maxrss only grows, so theirs are cumulative).
 
 Against the machine (``benchmarks/limits.py``): for each ``--dtypes`` entry (the base
 model's dtype; the LoRA, Adam and log-softmax are float32 in every case) the GRPO step's
-achieved FLOP/s beside a same-run 2048^3 matmul in that dtype (MFU). FLOPs are counted as
+achieved FLOP/s beside two same-run peaks in that dtype, each the median of ``--peak-rounds``
+interleaved rounds with its spread: a square 2048^3 matmul (MFU, the ``_mfu`` figure) and
+the model's own GEMMs at the step's first micro-batch shape (M = its padded tokens; the
+lm_head at its trained positions: ``limits.learner_gemms``), ``_mfu_model_shape``: the
+share of what this model's shapes allow, which a 135M model's narrow GEMMs keep well
+under the square peak. FLOPs are counted as
 ``step_flops`` states: per token, 4 x the decoder's linear weights (forward 2N and the input
 gradient 2N: the frozen base gets no weight gradient) and 6 x the LoRA weights; per trained
 token, 4 x the lm_head (the lm_head runs at trained positions only); causal attention
@@ -30,7 +35,7 @@ each; ``--micro-batch`` and ``--micro-batch-tokens`` (0: no budget) override the
 
 Usage: ``python benchmarks/learner.py [--model embedded|PATH] [--batch 16] [--prompt 60]
 [--completion 48] [--micro-batch N] [--micro-batch-tokens N] [--rounds 3] [--threads 2]
-[--device cpu] [--dtypes float32,bfloat16] [--json PATH]``; ``--json`` also writes the headline figures for the README's table (``make bench``).
+[--device cpu] [--dtypes float32,bfloat16] [--peak-rounds 5] [--json PATH]``; ``--json`` also writes the headline figures for the README's table (``make bench``).
 """
 
 from __future__ import annotations
@@ -42,8 +47,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import limits  # benchmarks/ is on sys.path: the scripts run as files
 import torch
-from limits import cpu_line, matmul_peak  # benchmarks/ is on sys.path: the scripts run as files
+from limits import cpu_line
 from results import Recorder
 
 from spade_async.config import EMBEDDED_MODEL, LearnerConfig, ModelConfig, load_config
@@ -64,6 +70,81 @@ def make_samples(n: int, prompt: int, completion: int, vocab: int, seed: int) ->
         adv = 1.0 if i % 2 else -1.0
         out.append(TrainSample("agent", ids, mask, logps, adv, 0))
     return out
+
+
+def samples_like(shapes: list[tuple[str, int, int]], vocab: int, seed: int) -> list[TrainSample]:
+    """Random-token samples of the given ``(role, length, trained tokens)`` (trained tokens at the
+    end, advantages alternating +-1): a recorded step's shapes without its text."""
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for i, (role, length, trained) in enumerate(shapes):
+        trained = max(1, min(trained, length - 1))
+        ids = torch.randint(10, vocab, (length,), generator=g).tolist()
+        mask = [0] * (length - trained) + [1] * trained
+        out.append(
+            TrainSample(
+                "designer" if role == "designer" else "agent",
+                ids,
+                mask,
+                [-2.0 * m for m in mask],
+                1.0 if i % 2 else -1.0,
+                0,
+            )
+        )
+    return out
+
+
+def make_trainer(
+    path: str, dtype: str, micro_batch: int, micro_batch_tokens: int | None, device: str = "cpu"
+) -> Trainer:
+    """The learner as this benchmark measures it (``kl_coef = 0``, lr 1e-5)."""
+    cfg = LearnerConfig(lr=1e-5, micro_batch=micro_batch, micro_batch_tokens=micro_batch_tokens or None, kl_coef=0.0)
+    return Trainer(path, ModelConfig.model_validate({"dtype": dtype}), cfg, device=device, seed=0)
+
+
+def time_grpo(trainer: Trainer, samples: list[TrainSample], rounds: int, warmup: bool = True) -> list[float]:
+    """Seconds of ``rounds`` GRPO steps on ``samples`` (after one untimed step when ``warmup``)."""
+    cuda = trainer.device.startswith("cuda")
+    times = []
+    for i in range(rounds + int(warmup)):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        trainer.train_step(samples)
+        if cuda:
+            torch.cuda.synchronize()
+        if i >= int(warmup):
+            times.append(time.perf_counter() - t0)
+    return times
+
+
+def forward_tokens(trainer: Trainer, samples: list[TrainSample]) -> int:
+    """Non-padding tokens a GRPO step on ``samples`` runs forward (what the trainer's ``tokens_per_s`` counts)."""
+    kept = [s for s in samples if s.advantage != 0.0]
+    return sum(mb.n_tokens for mb in micro_batches(trainer, kept))
+
+
+def peaks_against(
+    trainer: Trainer, samples: list[TrainSample], dtype: str, rounds: int, device: str = "cpu"
+) -> tuple[limits.Spread, limits.Spread]:
+    """Same-run square and model-shape peaks for ``dtype`` (FLOP/s spreads), the model shape
+    at the first micro-batch of a step on ``samples``."""
+    mb = micro_batches(trainer, samples)[0]
+    inner: Any = trainer.model.get_base_model()
+    c: Any = inner.config
+    shape = limits.ModelShape(
+        hidden=int(c.hidden_size),
+        intermediate=int(c.intermediate_size),
+        heads=int(c.num_attention_heads),
+        kv_heads=int(getattr(c, "num_key_value_heads", None) or c.num_attention_heads),
+        head_dim=int(getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads),
+        layers=int(c.num_hidden_layers),
+        vocab=int(c.vocab_size),
+    )
+    lim = limits.measure(
+        [dtype], shape=shape, learner=(int(mb.input_ids.numel()), mb.n_trained), rounds=rounds, device=device
+    )
+    return lim.square(dtype), lim.learner(dtype)
 
 
 def micro_batches(trainer: Trainer, samples: list[TrainSample]) -> list[MicroBatch]:
@@ -135,6 +216,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtypes", default="float32,bfloat16", help="base-model dtypes to measure, each with its MFU")
+    ap.add_argument("--peak-rounds", type=int, default=5, help="interleaved rounds of the same-run peaks")
     ap.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     args = ap.parse_args()
     rec = Recorder("learner", args.json, {k: v for k, v in vars(args).items() if k != "json"})
@@ -147,10 +229,7 @@ def main() -> None:
 
 
 def measure_dtype(args: argparse.Namespace, path: str, dtype: str, rec: Recorder) -> None:
-    cfg = LearnerConfig(
-        lr=1e-5, micro_batch=args.micro_batch, micro_batch_tokens=args.micro_batch_tokens or None, kl_coef=0.0
-    )
-    trainer = Trainer(path, ModelConfig.model_validate({"dtype": dtype}), cfg, device=args.device, seed=0)
+    trainer = make_trainer(path, dtype, args.micro_batch, args.micro_batch_tokens, args.device)
     base: Any = trainer.model.get_base_model()
     vocab = int(base.config.vocab_size)
     samples = make_samples(args.batch, args.prompt, args.completion, vocab, seed=0)
@@ -207,10 +286,14 @@ def measure_dtype(args: argparse.Namespace, path: str, dtype: str, rec: Recorder
     print(f"  ratio grpo/hf_full tokens/s = {tps['grpo'] / tps['hf_full']:.3f}")
     flops = step_flops(trainer, samples)
     achieved = flops / statistics.median(times["grpo"])
-    peak = matmul_peak(base.dtype, device=args.device)
+    square, model = peaks_against(trainer, samples, dtype, args.peak_rounds, args.device)
     print(
-        f"  grpo {flops / 1e9:.1f} GFLOP per step: {achieved / 1e9:.1f} GFLOP/s; same-run {dtype} matmul peak "
-        f"{peak / 1e9:.1f} GFLOP/s; MFU {achieved / peak:.3f}"
+        f"  grpo {flops / 1e9:.1f} GFLOP per step: {achieved / 1e9:.1f} GFLOP/s; same-run {dtype} peaks, "
+        f"median of interleaved rounds:\n"
+        f"    square 2048^3 matmul  {square.describe()}: MFU {achieved / square.median:.3f} "
+        f"({achieved / square.hi:.3f}-{achieved / square.lo:.3f} over the peak's min-max)\n"
+        f"    model-shape GEMMs     {model.describe()}: MFU {achieved / model.median:.3f} "
+        f"({achieved / model.hi:.3f}-{achieved / model.lo:.3f})"
     )
     rec.add(
         **{
@@ -218,7 +301,10 @@ def measure_dtype(args: argparse.Namespace, path: str, dtype: str, rec: Recorder
             f"{dtype}_grpo_over_bare": tps["grpo"] / tps["bare"],
             f"{dtype}_grpo_over_bare_best": best,
             f"{dtype}_grpo_over_hf_full": tps["grpo"] / tps["hf_full"],
-            f"{dtype}_mfu": achieved / peak,
+            f"{dtype}_mfu": achieved / square.median,
+            f"{dtype}_mfu_model_shape": achieved / model.median,
+            f"{dtype}_peak_square_gflop_s": square.median / 1e9,
+            f"{dtype}_peak_model_shape_gflop_s": model.median / 1e9,
         }
     )
 

@@ -115,6 +115,7 @@ def learner_rows(f: Mapping[str, float], args: Mapping[str, Any]) -> list[Row]:
     parts = [
         f"{dt}: tokens/s ratio {f[dt + '_grpo_over_bare']:.2f} (best rounds {f[dt + '_grpo_over_bare_best']:.2f}), "
         f"{f[dt + '_grpo_over_hf_full']:.2f}x a full-vocabulary HF step, MFU {f[dt + '_mfu']:.3f}"
+        + (f" ({f[dt + '_mfu_model_shape']:.3f} of the model-shape peak)" if dt + "_mfu_model_shape" in f else "")
         for dt in in_run_order(_dtypes(f, "_grpo_over_bare"), args)
     ]
     return [

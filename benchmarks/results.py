@@ -55,6 +55,14 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+def cpu_brief(flags: frozenset[str] | None = None) -> str:
+    """The CPU model and the flags that set its matmul speed on one line, e.g.
+    ``AMD EPYC (avx512f yes, avx512_bf16 yes, amx_bf16 no)``."""
+    have = cpu_flags() if flags is None else flags
+    named = ", ".join(f"{flag} {'yes' if flag in have else 'no'}" for flag in FLAGS_THAT_MATTER[1:])
+    return f"{cpu_model()} ({named})"
+
+
 def commit() -> str:
     """The short commit measured, ``+changes`` when tracked files other than the generated
     ones differ from it (``unknown`` outside a git checkout)."""
