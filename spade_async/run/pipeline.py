@@ -49,6 +49,9 @@ from spade_async.run.plays import Played
 from spade_async.run.stages import Handles, Stages
 from spade_async.util.failpoints import failpoint
 
+LEARNER_RENAMES = {"tokens_per_s": "learner_tokens_per_s"}
+"""Learner stats renamed in the step's metrics where a producer metric has the same name."""
+
 
 class Saver(Protocol):
     """Where the pipeline's checkpoints go (:class:`spade_async.run.checkpointer.Checkpointer`)."""
@@ -200,7 +203,9 @@ class Pipeline:
             return {}
         version = self.learner.version
         stats = await anyio.to_thread.run_sync(CPU_SHARE.staged(self._train), fresh)
-        metrics = {k: float(v) for k, v in stats.items() if isinstance(v, int | float)}
+        # The learner's forward rate has its own name: ``tokens_per_s`` is the step's generation
+        # rate (set by ``produce``), which the learner's used to overwrite on every trained step.
+        metrics = {LEARNER_RENAMES.get(k, k): float(v) for k, v in stats.items() if isinstance(v, int | float)}
         if self.learner.version != version and self.publisher is not None:  # nothing to train on: no new version
             metrics.update(await self.publisher.publish(step))
         return metrics

@@ -196,7 +196,13 @@ class ScriptedLearner:
         self.batches.append(samples)
         self.version += 1
         self.intervals.append((start, time.perf_counter()))
-        return {"loss": 0.0, "n_samples": float(len(samples))}
+        elapsed = max(time.perf_counter() - start, 1e-9)
+        # as the real trainer: its forward rate under the same name as the producer's generation rate
+        return {
+            "loss": 0.0,
+            "n_samples": float(len(samples)),
+            "tokens_per_s": sum(len(s.input_ids) for s in samples) / elapsed,
+        }
 
     def save_adapter(self, path: str | Path) -> None:
         Path(path).mkdir(parents=True, exist_ok=True)

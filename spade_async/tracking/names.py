@@ -39,6 +39,7 @@ NAMES: dict[str, str] = {
     "probe_ok": "engine/probe_ok",
     "n_samples": "learner/n_samples",
     "tokens_per_s": "perf/tokens_per_s",
+    "learner_tokens_per_s": "perf/learner_tokens_per_s",
     "time_design_s": "perf/time_design_s",
     "time_play_s": "perf/time_play_s",
     "time_learn_s": "perf/time_learn_s",
