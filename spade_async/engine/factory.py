@@ -33,4 +33,5 @@ def build_engine(cfg: Config, model_path: str, placement: Placement | None = Non
         decode_attention=cfg.engine.cpu_decode_attention,
         lean_decode=cfg.engine.cpu_lean_decode,
         ragged_prefill=cfg.engine.cpu_ragged_prefill,
+        merge_lora=cfg.engine.merge_lora,
     )

@@ -81,6 +81,7 @@ class HFEngine(TokenizerHelpers):
         decode_attention: bool = False,
         lean_decode: bool = False,
         ragged_prefill: bool = False,
+        merge_lora: bool = False,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -114,6 +115,8 @@ class HFEngine(TokenizerHelpers):
         self.adapter_version = 0
         self.adapted_layers = 0
         """Linear layers the served adapter changes (0: the base model)."""
+        self.merge_lora = merge_lora
+        """Whether adapters are merged into the weights at load (`engine.merge_lora`, engine/lora.py)."""
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._pending: list[_Slot] = []
         self.prefix_cache = PrefixCache(max_entries=prefix_cache_entries, max_bytes=prefix_cache_bytes)
@@ -269,7 +272,8 @@ class HFEngine(TokenizerHelpers):
             await anyio.to_thread.run_sync(CPU_SHARE.staged(self._load_adapter_sync), version, path)
 
     def _load_adapter_sync(self, version: int, path: str) -> None:
-        self.adapted_layers = apply_lora(self.model, read_lora(path))  # engine/lora.py: not PEFT's layers
+        # engine/lora.py: not PEFT's layers; merged: W + B A from the kept base weights, repacked
+        self.adapted_layers = apply_lora(self.model, read_lora(path), merge=self.merge_lora)
         self.adapter_version = version
         self.prefix_cache.clear()  # cached activations belong to the old weights
 

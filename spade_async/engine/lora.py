@@ -1,4 +1,5 @@
-"""The HF engine's LoRA: a low-rank delta beside each frozen linear (float32 at a few rows).
+"""The HF engine's LoRA: merged into the frozen weights at load, or a low-rank delta beside each
+frozen linear (float32 at a few rows).
 
 Why not PEFT's layers at decode time: PEFT's LoRA forward (the input upcast to the adapter's
 float32, a dropout call, two linears, a scale, an add and a cast back, per layer per token)
@@ -12,6 +13,18 @@ prefill, an agent turn's new observation): there the float32 copy of the input a
 mixed-dtype add cost more than the matmuls; a 3,968-row gate projection's delta took 5.8 ms
 in float32 and 0.95 ms as one bf16 ``addmm_`` (the learner also multiplies its LoRA in bf16
 under autocast). ``docs/cpu_speed.md`` has the measured effect.
+
+Why merged by default (`engine.merge_lora`, ``apply_lora(merge=True)``): even as two small
+matmuls, the deltas of 210 layers still cost 23-35% of a bf16 decode step at batch 11-16.
+Merged at load, each target's weight becomes ``W + B A``, computed in float32 and rounded
+once to ``W``'s dtype, and a step costs exactly the base model's (bf16 decode 1.14-1.21x the
+unmerged adapter's tokens/s at batch 11, 1.32-1.40x at 16). The model keeps every base
+weight it replaced (one more copy of the adapted weights: ~200 MiB for SmolLM2-135M in
+bf16), so each load merges from the base, never on top of an earlier merge, and the base
+model comes back bit for bit; a layer's oneDNN-packed copy (engine/packed.py) is rebuilt
+from its new weight. The price is numerical: the delta is rounded into ``W``'s bf16 grid
+instead of added to the output. On trained adapters the adapter probe's engine-learner gap
+stayed within 0.011-0.028 nats (unmerged 0.003-0.036; bound 0.15).
 
 The learner still writes adapters with PEFT; this reads PEFT's files
 (``adapter_config.json`` and ``adapter_model.safetensors``) and refuses, by name, any PEFT
@@ -29,6 +42,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from spade_async.engine.packed import repack_linears
 from spade_async.util.errors import UserError
 
 __all__ = ["FLOAT32_DELTA_ROWS", "AdapterFormatError", "LoRALinear", "LoRAWeights", "apply_lora", "read_lora"]
@@ -142,44 +156,101 @@ class LoRALinear(nn.Module):
         return y + (hidden @ self._up_native_t).to(y.dtype)
 
 
-def apply_lora(model: nn.Module, weights: LoRAWeights | None) -> int:
+def apply_lora(model: nn.Module, weights: LoRAWeights | None, *, merge: bool = False) -> int:
     """Serve ``weights`` on ``model`` (None: the base model); returns how many layers carry a delta.
 
-    The first adapter wraps its target linears in :class:`LoRALinear` (they stay wrapped);
-    a later one replaces every delta, and clears those of layers it does not target.
+    Unmerged (the default): the first adapter wraps its target linears in :class:`LoRALinear`
+    (they stay wrapped); a later one replaces every delta, and clears those of layers it does
+    not target. Merged (``merge``, `engine.merge_lora`): each target linear's ``weight`` becomes
+    ``W + B A`` (computed in float32, rounded once to ``W``'s dtype) and its packed copy, if it
+    has one, is rebuilt; the model keeps each replaced base weight, so every load merges from
+    the base (never on top of an earlier merge) and None puts the base weights themselves back.
     """
+    targets = _targets(model, weights) if weights is not None else {}  # every check before any change
+    touched = {id(layer): layer for layer in _restore_base(model)}
     wrapped = {name: m for name, m in model.named_modules() if isinstance(m, LoRALinear)}
     for m in wrapped.values():
         m.set_delta(None, None)
-    if weights is None:
-        return 0
+    if weights is None or merge:
+        if weights is not None:
+            for name, (down, up) in weights.deltas.items():
+                _merge(model, name, targets[name], down, up)
+                touched[id(targets[name])] = targets[name]
+        repack_linears(touched.values())
+        return 0 if weights is None else len(weights.deltas)
+    repack_linears(touched.values())
     for name, (down, up) in weights.deltas.items():
-        layer = wrapped.get(name)
-        if layer is None:
-            layer = _wrap(model, name)
-            wrapped[name] = layer
+        layer = wrapped[name] if name in wrapped else _wrap(model, name)
+        wrapped[name] = layer
         weight: torch.Tensor = layer.base.weight  # type: ignore[assignment]
+        layer.set_delta(down.to(weight.device).contiguous(), up.to(weight.device).contiguous(), weight.dtype)
+    return len(weights.deltas)
+
+
+_BASE_WEIGHTS = "_lora_base_weights"
+"""Attribute of a model serving a merged adapter: module path -> that linear's own (base) weight."""
+
+
+def _merge(model: nn.Module, name: str, layer: nn.Linear, down: torch.Tensor, up: torch.Tensor) -> None:
+    """Replace ``layer.weight`` by ``W + up @ down`` (float32, rounded once), keeping ``W`` aside."""
+    base: dict[str, torch.Tensor] = model.__dict__.setdefault(_BASE_WEIGHTS, {})
+    weight = base.setdefault(name, layer.weight)  # the base weight: restored before any merge
+    with torch.no_grad():
+        w = weight.detach()
+        merged = torch.addmm(w.float(), up.to(w.device), down.to(w.device)).to(w.dtype)
+    layer.weight = nn.Parameter(merged, requires_grad=False)
+
+
+def _restore_base(model: nn.Module) -> list[nn.Linear]:
+    """Put back every base weight a merged adapter replaced; returns the layers restored."""
+    base: dict[str, torch.Tensor] = model.__dict__.pop(_BASE_WEIGHTS, {})
+    restored = []
+    for name, weight in base.items():
+        layer = _linear(model.get_submodule(name))
+        layer.weight = weight
+        restored.append(layer)
+    return restored
+
+
+def _linear(module: nn.Module) -> nn.Linear:
+    """The linear a module path holds: itself, or the base of the :class:`LoRALinear` wrapping it."""
+    return module.base if isinstance(module, LoRALinear) else module  # type: ignore[return-value]
+
+
+def _targets(model: nn.Module, weights: LoRAWeights) -> dict[str, nn.Linear]:
+    """Each adapted module path's linear, the factors checked against its shape."""
+    targets = {}
+    for name, (down, up) in weights.deltas.items():
+        _, _, child = _locate(model, name)
+        layer = _linear(child)
+        if not isinstance(layer, nn.Linear):
+            raise AdapterFormatError(
+                f"adapter layer {name}: a {type(layer).__name__}; the HF engine adapts linear layers"
+            )
+        weight = layer.weight
         in_features, out_features = weight.shape[1], weight.shape[0]
         if down.shape[1] != in_features or up.shape[0] != out_features or down.shape[0] != up.shape[1]:
             raise AdapterFormatError(
                 f"adapter layer {name}: A {tuple(down.shape)} / B {tuple(up.shape)} do not fit a "
                 f"{in_features} -> {out_features} linear (an adapter for another model?)"
             )
-        layer.set_delta(down.to(weight.device).contiguous(), up.to(weight.device).contiguous(), weight.dtype)
-    return len(weights.deltas)
+        targets[name] = layer
+    return targets
 
 
-def _wrap(model: nn.Module, name: str) -> LoRALinear:
+def _locate(model: nn.Module, name: str) -> tuple[nn.Module, str, nn.Module]:
     parent_name, _, child_name = name.rpartition(".")
     try:
         parent = model.get_submodule(parent_name) if parent_name else model
-        child = parent.get_submodule(child_name)
+        return parent, child_name, parent.get_submodule(child_name)
     except AttributeError as err:
         raise AdapterFormatError(
             f"adapter layer {name}: the model has no such module (an adapter for another model?)"
         ) from err
-    if not isinstance(child, nn.Linear):
-        raise AdapterFormatError(f"adapter layer {name}: a {type(child).__name__}; the HF engine adapts linear layers")
+
+
+def _wrap(model: nn.Module, name: str) -> LoRALinear:
+    parent, child_name, child = _locate(model, name)
     layer = LoRALinear(child)
     setattr(parent, child_name, layer)
     return layer

