@@ -14,7 +14,7 @@ mixed-dtype add cost more than the matmuls; a 3,968-row gate projection's delta 
 in float32 and 0.95 ms as one bf16 ``addmm_`` (the learner also multiplies its LoRA in bf16
 under autocast). ``docs/cpu_speed.md`` has the measured effect.
 
-Why merged by default (`engine.merge_lora`, ``apply_lora(merge=True)``): even as two small
+Why a merged option (`engine.merge_lora`, ``apply_lora(merge=True)``, off): even as two small
 matmuls, the deltas of 210 layers still cost 23-35% of a bf16 decode step at batch 11-16.
 Merged at load, each target's weight becomes ``W + B A``, computed in float32 and rounded
 once to ``W``'s dtype, and a step costs exactly the base model's (bf16 decode 1.14-1.21x the
@@ -24,7 +24,9 @@ bf16), so each load merges from the base, never on top of an earlier merge, and 
 model comes back bit for bit; a layer's oneDNN-packed copy (engine/packed.py) is rebuilt
 from its new weight. The price is numerical: the delta is rounded into ``W``'s bf16 grid
 instead of added to the output. On trained adapters the adapter probe's engine-learner gap
-stayed within 0.011-0.028 nats (unmerged 0.003-0.036; bound 0.15).
+stayed within 0.011-0.028 nats (unmerged 0.003-0.036; bound 0.15). Why off: three `make run`
+seeds trained with it kept almost none of the held-out gain (+0.076, -0.071, +0.038 against
++0.231, +0.216, +0.198 unmerged); the cause is not found (docs/cpu_speed.md, item 17).
 
 The learner still writes adapters with PEFT; this reads PEFT's files
 (``adapter_config.json`` and ``adapter_model.safetensors``) and refuses, by name, any PEFT
