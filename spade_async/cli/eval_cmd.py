@@ -324,7 +324,7 @@ async def _score(
     from spade_async.run.assemble import build_engine, preflight
     from spade_async.sandbox.pool import SandboxPool
 
-    placement = preflight(cfg)
+    placement = preflight(cfg, trains_on_samples=False)  # a fixed adapter: merged is fine
     err.print(f"loading model {cfg.model.name} ...")
     model_path = await anyio.to_thread.run_sync(resolve_model_path, cfg.model.name)
     engine = await anyio.to_thread.run_sync(build_engine, cfg, model_path, placement)

@@ -82,7 +82,7 @@ def _train(cfg: Config) -> tuple[str, Path]:
     from spade_async.run.assemble import build_learner, preflight
     from spade_async.warmstart.train import cached_folder, read_result, run_warm_start
 
-    placement = preflight(cfg)
+    placement = preflight(cfg, trains_on_samples=False)  # supervised: trains on files, not samples
     folder = cached_folder(cfg)
     cached = read_result(folder)
     if cached is not None:

@@ -175,8 +175,10 @@ class EngineConfig(Section):
     attention kernel cannot skip the masked half. Off: one padded prefill per batch."""
     merge_lora: bool = False
     """Off by default: `make run` trained with it lost its held-out gain (three seeds: +0.076,
-    -0.071, +0.038 against +0.231, +0.216, +0.198 unmerged; docs/cpu_speed.md item 17), though
-    the probe saw no gap. HF backend: serve an adapter merged into the weights, `W + B A` computed in float32 and
+    -0.071, +0.038 against +0.231, +0.216, +0.198 unmerged; docs/cpu_speed.md item 17): in bf16
+    one learner step's change is below the weights' rounding (80.6% of merged weights did not
+    move between two consecutive adapters), so the engine lags the learner. For serving a fixed
+    adapter (an evaluation), not for training in bf16. HF backend: serve an adapter merged into the weights, `W + B A` computed in float32 and
     rounded once to the weight's dtype (the base weights kept aside, so each load merges from
     them; packed copies rebuilt), so a step costs the base model's. Measured (SmolLM2-135M,
     bf16, rank 8 on all 7 projections, one thread of the 2-core CPU): 1.32-1.40x the unmerged
@@ -184,7 +186,7 @@ class EngineConfig(Section):
     probe's gap on 8 trained adapters 0.011-0.028 nats (unmerged 0.003-0.036; bound 0.15)
     (docs/cpu_speed.md). Costs one more copy of the adapted weights (~200 MiB
     there) and ~0.2-0.4 s a load. Off: each adapted linear adds its low-rank delta every call
-    (`engine/lora.py`). A speed switch to measure with, until the cause is found."""
+    (`engine/lora.py`)."""
     cpu_kvcache_space_gb: int = Field(default=2, gt=0)
     """vLLM's CPU build only: KV cache size in GiB (`VLLM_CPU_KVCACHE_SPACE`; an environment
     variable of that name set by you wins)."""

@@ -32,7 +32,7 @@ from spade_async.engine.embedded import (
 from spade_async.engine.factory import build_engine
 from spade_async.envs.seeds import SeedEnv, load_env_folder, load_seeds
 from spade_async.hardware.cpu_share import CPU_SHARE, available_cores
-from spade_async.hardware.device import describe_dtype
+from spade_async.hardware.device import describe_dtype, dtype_name
 from spade_async.hardware.gpu import cuda_device_count
 from spade_async.hardware.openmp import release_openmp_team
 from spade_async.hardware.placement import Placement, PlacementError, resolve_placement
@@ -93,9 +93,26 @@ def env_pool(cfg: Config) -> list[SeedEnv]:
     return load_seeds(cfg.memory.seed_tier, domain=cfg.selfplay.domain)
 
 
-def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
+def check_merged_adapters(cfg: Config, placement: Placement) -> None:
+    """Refuse `engine.merge_lora` where the engine's weights are not float32: rounded into
+    bf16, one learner step's change of the adapter mostly vanishes (docs/cpu_speed.md item 17),
+    so the run would sample from a policy that lags the one it trains."""
+    if cfg.engine.backend != "hf" or not cfg.engine.merge_lora:
+        return
+    dtype = dtype_name(cfg.model.dtype, placement.engine_device)
+    if dtype != "float32":
+        raise RunError(
+            f"engine.merge_lora = true with a {dtype} engine: rounded into {dtype} weights, a learner "
+            "step's change of the adapter mostly vanishes and the run trains on samples from a lagging "
+            'policy (docs/cpu_speed.md); set engine.merge_lora = false, or model.dtype = "float32"'
+        )
+
+
+def preflight(cfg: Config, gpu_count: int | None = None, *, trains_on_samples: bool = True) -> Placement:
     """Refuse, with the fix, a config this machine cannot run (before anything is written);
-    return where engine and learner go. GPUs are counted without initialising CUDA."""
+    return where engine and learner go. GPUs are counted without initialising CUDA.
+    ``trains_on_samples``: the engine's samples are trained on (a run; not an evaluation or
+    the warm start), which rules out serving adapters merged into bf16 weights."""
     import importlib.util
 
     check_eval_suite(cfg)
@@ -114,6 +131,8 @@ def preflight(cfg: Config, gpu_count: int | None = None) -> Placement:
         placement = resolve_placement(cfg, gpu_count)
     except PlacementError as exc:
         raise RunError(str(exc)) from None
+    if trains_on_samples:
+        check_merged_adapters(cfg, placement)
     if uses_embedded_model(cfg.model.name):
         gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
     on_cpu = placement.learner_gpu is None
