@@ -174,10 +174,9 @@ class EngineConfig(Section):
     (`engine/hf.py`); a left-padded batch prefill computes every padding token and the
     attention kernel cannot skip the masked half. Off: one padded prefill per batch."""
     merge_lora: bool = False
-    """Off by default: `make run` trained with it lost its held-out gain (three seeds: +0.076,
-    -0.071, +0.038 against +0.231, +0.216, +0.198 unmerged; docs/cpu_speed.md item 17): in bf16
-    one learner step's change is below the weights' rounding (80.6% of merged weights did not
-    move between two consecutive adapters), so the engine lags the learner. For serving a fixed
+    """Off by default: in bf16 one learner step's change of the adapter is below the weights'
+    rounding (80.6% of merged weights did not move between two consecutive adapters of a run;
+    docs/cpu_speed.md item 17), so the engine would sample from a policy that lags the learner. For serving a fixed
     adapter (an evaluation), not for training in bf16. HF backend: serve an adapter merged into the weights, `W + B A` computed in float32 and
     rounded once to the weight's dtype (the base weights kept aside, so each load merges from
     them; packed copies rebuilt), so a step costs the base model's. Measured (SmolLM2-135M,

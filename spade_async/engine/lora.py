@@ -24,11 +24,10 @@ bf16), so each load merges from the base, never on top of an earlier merge, and 
 model comes back bit for bit; a layer's oneDNN-packed copy (engine/packed.py) is rebuilt
 from its new weight. The price is numerical: the delta is rounded into ``W``'s bf16 grid
 instead of added to the output. On trained adapters the adapter probe's engine-learner gap
-stayed within 0.011-0.028 nats (unmerged 0.003-0.036; bound 0.15). Why off: three `make run`
-seeds trained with it kept almost none of the held-out gain (+0.076, -0.071, +0.038 against
-+0.231, +0.216, +0.198 unmerged): bf16 cannot hold one RL step's change of ``B A`` (between two
-consecutive adapters 80.6% of the merged weights did not change), so the engine sampled from a
-policy that lagged the learner's (docs/cpu_speed.md, item 17). For serving a fixed adapter only.
+stayed within 0.011-0.028 nats (unmerged 0.003-0.036; bound 0.15). Why off: bf16 cannot hold one
+RL step's change of ``B A`` (between two consecutive adapters of a run 80.6% of the merged
+weights did not change), so a run's engine would sample from a policy that lags the learner's
+(docs/cpu_speed.md, item 17). For serving a fixed adapter only.
 
 The learner still writes adapters with PEFT; this reads PEFT's files
 (``adapter_config.json`` and ``adapter_model.safetensors``) and refuses, by name, any PEFT
