@@ -21,7 +21,7 @@ from a bootstrap that resamples seeds and, inside each seed, the designs of each
 (10,000 draws), and the per-seed differences themselves.
 
 Usage: ``python benchmarks/designer_learning.py [--config tiny] [--seeds 0,1,2]
-[--runs-dir runs/designer-learning] [--reuse SEED=RUN_DIR ...] [--json FILE]``. A seed whose run
+[--runs-dir runs/designer-learning] [--reuse SEED=RUN_DIR ...] [--set KEY=VALUE ...] [--json FILE]``. A seed whose run
 folder already holds a finished run is read, not run again (``--reuse 0=runs/tiny-...`` reads a
 ``make run`` folder as seed 0).
 """
@@ -114,7 +114,7 @@ def bootstrap_difference(
     return stats[int(0.025 * draws)], stats[int(0.975 * draws) - 1]
 
 
-def run_seed(config: str, seed: int, run_dir: Path) -> float:
+def run_seed(config: str, seed: int, run_dir: Path, overrides: tuple[str, ...] = ()) -> float:
     """Run the main job for ``seed`` into ``run_dir`` (skipped when it already finished); seconds."""
     if (run_dir / "run.sqlite").is_file():
         conn = sqlite3.connect(f"file:{run_dir / 'run.sqlite'}?mode=ro", uri=True)
@@ -135,6 +135,7 @@ def run_seed(config: str, seed: int, run_dir: Path) -> float:
         f"run.seed={seed}",
         "--set",
         f'run.run_dir="{run_dir}"',
+        *(arg for item in overrides for arg in ("--set", item)),
     ]
     print("$ " + " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
@@ -148,6 +149,9 @@ def main() -> None:
     parser.add_argument("--runs-dir", type=Path, default=ROOT / "runs" / "designer-learning")
     parser.add_argument("--reuse", action="append", default=[], metavar="SEED=RUN_DIR")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="config override for every seed's run"
+    )
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     reuse = {int(k): Path(v) for k, v in (item.split("=", 1) for item in args.reuse)}
@@ -158,7 +162,7 @@ def main() -> None:
     seconds = {}
     for seed in seeds:
         run_dir = reuse.get(seed) or args.runs_dir / f"seed{seed}"
-        seconds[seed] = run_seed(args.config, seed, run_dir)
+        seconds[seed] = run_seed(args.config, seed, run_dir, tuple(args.set))
         designs, rewards = read_run(run_dir)
         if not designs:
             raise SystemExit(f"seed {seed}: no design events in {run_dir}")

@@ -21,14 +21,13 @@ What the run writes per step (``metrics.jsonl`` with ``log.backends`` holding ``
 always the ``steps`` table of ``run.sqlite``, with ``created_at`` when the step was recorded
 and ``wall_s`` from the end of its production to then): ``time_design_s``, ``time_play_s``,
 ``time_learn_s`` (the consumer's whole step: update and adapter publication),
-``step_time_s`` (the learner's ``train_step``), and ``tokens_per_s`` -- which is the
-producer's generated tokens over ``time_play_s`` only on a step without an update: the
-learner's stats are merged over the producer's metrics (``Pipeline.consume``), so on every
-step that trained, ``tokens_per_s`` is the *learner's* forward tokens/s and the step's
-generation rate is gone (the console line prints it as ``gen ... tok/s`` all the same). The
-design stage's tokens are never written. So from the metrics alone: learn tokens = sum of
-``tokens_per_s x step_time_s`` where ``step_time_s`` is present; play tokens only for steps
-without one; design tokens unknown.
+``step_time_s`` (the learner's ``train_step``), ``tokens_per_s`` (the producer's generated
+tokens over ``time_play_s``) and, on a step that trained, ``learner_tokens_per_s`` (the
+learner's forward tokens/s). So from the metrics alone: play tokens = sum of ``tokens_per_s x
+time_play_s``; learn tokens = sum of ``learner_tokens_per_s x step_time_s``; design tokens
+unknown. (Runs from before the learner's rate had its own name stored it as ``tokens_per_s``
+on the steps that trained, overwriting the generation rate: read so, their play tokens are
+unknown.)
 
 What a run started here adds (``--child``: the run in a subprocess of this script, with
 hooks around the engine's batches, the learner's steps and the pipeline's stages, written
@@ -170,8 +169,23 @@ class Stage:
 
 
 def trained(row: StepRow) -> bool:
-    """Whether the step's metrics carry the learner's stats (then ``tokens_per_s`` is the learner's)."""
+    """Whether the step's metrics carry the learner's stats."""
     return row.num("step_time_s") is not None
+
+
+def learner_rate(row: StepRow) -> float | None:
+    """The learner's forward tokens/s of a trained step: ``learner_tokens_per_s`` (runs since the
+    learner's rate got its own name); in an older run, ``tokens_per_s`` on a trained step."""
+    if not trained(row):
+        return None
+    rate = row.num("learner_tokens_per_s")
+    return rate if rate is not None else row.num("tokens_per_s")
+
+
+def generation_rate(row: StepRow, renamed: bool) -> float | None:
+    """The producer's generated tokens/s of a step; unknown on an older run's trained step
+    (its ``tokens_per_s`` was overwritten by the learner's)."""
+    return row.num("tokens_per_s") if renamed or not trained(row) else None
 
 
 def stage_totals(rows: Sequence[StepRow]) -> dict[str, Stage]:
@@ -185,22 +199,23 @@ def stage_totals(rows: Sequence[StepRow]) -> dict[str, Stage]:
         "design tokens are not in the run's metrics",
     )
     play_s = sum(r.num("time_play_s") or 0.0 for r in rows)
-    untrained = [r for r in rows if not trained(r)]
+    renamed = any(r.num("learner_tokens_per_s") is not None for r in rows)
+    rates = [generation_rate(r, renamed) for r in rows]
     play_tokens: float | None = None
     note = ""
-    if rows and not any(trained(r) for r in rows):
-        play_tokens = sum((r.num("tokens_per_s") or 0.0) * (r.num("time_play_s") or 0.0) for r in rows)
+    if all(rate is not None for rate in rates):
+        play_tokens = sum((rate or 0.0) * (r.num("time_play_s") or 0.0) for r, rate in zip(rows, rates, strict=True))
     else:
+        lost = sum(rate is None for rate in rates)
         note = (
-            f"generated tokens lost on {len(rows) - len(untrained)} of {len(rows)} steps "
-            "(tokens_per_s is the learner's there)"
+            f"generated tokens lost on {lost} of {len(rows)} steps (an older run: tokens_per_s is the learner's there)"
         )
     play = Stage("play", play_s, play_tokens, len(rows), note)
     learned = [r for r in rows if trained(r)]
     learn = Stage(
         "learn",
         sum(r.num("step_time_s") or 0.0 for r in learned),
-        sum((r.num("tokens_per_s") or 0.0) * (r.num("step_time_s") or 0.0) for r in learned),
+        sum((learner_rate(r) or 0.0) * (r.num("step_time_s") or 0.0) for r in learned),
         len(learned),
         f"forward tokens over train_step seconds; the consumer's steps took {sum(r.num('time_learn_s') or 0.0 for r in rows):.1f} s with publication",
     )

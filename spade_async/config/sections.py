@@ -291,7 +291,15 @@ class SelfPlayConfig(Section):
     repair_turns: int = Field(default=1, ge=0)
     """Repair attempts showing the validation error (only the first attempt is trained on)."""
     mutation_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
-    """Share of designs asked as a variant of a memory environment rather than fresh."""
+    """Share of design prompts that ask for a variant of a memory environment rather than a
+    fresh one: of n prompts, floor(n x share) ask for a mutation, plus one more with the
+    remainder as its chance, in a random order (so a generation's mix is the share, not a coin
+    toss per prompt)."""
+    design_samples: int = Field(default=1, ge=1)
+    """Completions sampled from each design prompt. Above 1 (a switch, docs/rewards.md) a
+    generation asks `envs_per_step` designs of `envs_per_step / design_samples` prompts
+    (rounded up) and the designer reward is centred within each prompt's completions (a GRPO
+    group) instead of per skill. 1: one design per prompt, centred per skill (the paper)."""
     train_designer: bool = True
     """Train the designer role (with delayed, TIS-corrected updates)."""
 
@@ -604,6 +612,12 @@ class WarmStartConfig(Section):
     with a rule-made change to its numbers (more or fewer turns, a larger or smaller hidden
     range). `other_file`: a different library file of the parent's skill. Measured effect:
     docs/designs.md."""
+    replay: int = Field(default=0, ge=0)
+    """Warm-start pairs (rendered as the warm start renders them, training families only)
+    trained in one supervised step at `lr` after each of the run's learner updates, in the same
+    adapter version (a switch, docs/rewards.md): the agent's updates on the shared adapter
+    otherwise wear away the designer's writing, as InstructGPT's PPO-ptx mixes pretraining data
+    into RL. 0: off (the paper has no warm start)."""
     seed: int = 0
     """Seed of the warm start's draws (pairs, documents, examples, parents). Its own, not
     `run.seed`: runs of several seeds start from one warm start (a shipped one included:

@@ -24,9 +24,16 @@ class Learner(Protocol):
     def save_adapter(self, path: str | Path) -> None: ...
 
     def supervised_step(
-        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+        self,
+        samples: list[TrainSample],
+        max_seq_len: int | None = None,
+        lr: float | None = None,
+        *,
+        new_version: bool = True,
     ) -> dict[str, float]:
-        """One cross-entropy update on the samples' trained tokens (the warm start); ``sft_loss`` in the result."""
+        """One cross-entropy update on the samples' trained tokens (the warm start, or its
+        replay beside a run's updates with ``new_version=False``: ``version`` stays);
+        ``sft_loss`` in the result."""
         ...
 
     def sft_loss(self, samples: list[TrainSample], max_seq_len: int | None = None) -> float:

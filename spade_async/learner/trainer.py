@@ -417,25 +417,33 @@ class Trainer:
         )
 
     def supervised_step(
-        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+        self,
+        samples: list[TrainSample],
+        max_seq_len: int | None = None,
+        lr: float | None = None,
+        *,
+        new_version: bool = True,
     ) -> dict[str, float]:
         """One supervised (cross-entropy) update on ``samples``' trained tokens: the warm start.
 
         The loss is the mean negative logprob over every trained token of the step (at
         temperature 1, whatever the samples say), accumulated over micro-batches into one
-        optimizer step, with the same gradient clipping as ``train_step``. Bumps ``version``.
+        optimizer step, with the same gradient clipping as ``train_step``. Bumps ``version``
+        unless ``new_version`` is False (the warm start's replay after a GRPO step, which made
+        the version already). The optimizer's rate is put back afterwards.
         ``max_seq_len`` (default ``learner.max_seq_len``): a design prompt with its whole file is
         longer than most GRPO samples. ``lr`` (default ``learner.lr``): the warm start's own rate
         (``start_from`` puts the run's back with a fresh optimizer).
         """
         start = time.perf_counter()
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.cfg.lr if lr is None else lr
         kept = [replace(s, temperature=1.0) for s in samples if any(s.loss_mask)]
         batches = self._micro_batches(kept, max_seq_len or self.cfg.max_seq_len)
         n_trained = sum(mb.n_trained for mb in batches)
         if n_trained == 0:
             return {"sft_loss": float("nan"), "sft_tokens": 0.0}
+        rates = [group["lr"] for group in self.optimizer.param_groups]
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.cfg.lr if lr is None else lr
         self.optimizer.zero_grad(set_to_none=True)
         total = 0.0
         for mb in batches:
@@ -448,7 +456,10 @@ class Trainer:
         if torch.isfinite(norm):
             self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        self.version += 1
+        for group, rate in zip(self.optimizer.param_groups, rates, strict=True):
+            group["lr"] = rate
+        if new_version:
+            self.version += 1
         return {
             "sft_loss": total,
             "sft_tokens": float(n_trained),

@@ -91,6 +91,7 @@ class Pipeline:
         self.loop_eval = stages.loop_eval
         self.archive = stages.archive
         self.publisher = stages.publisher
+        self.replay = stages.replay
         self.checkpointer: Saver = stages.checkpointer
         self.control = control
         self.fleets = list(fleets)
@@ -179,10 +180,18 @@ class Pipeline:
         limit = self.sp.max_off_policy_steps + (self.sp.regen_every if sample.role == "designer" else 0)
         return version - sample.adapter_version <= limit
 
-    def _train(self, samples: list[TrainSample]) -> dict[str, float]:
+    def _train(self, samples: list[TrainSample], replay: list[TrainSample]) -> dict[str, float]:
         failpoint("learn")  # inside the learner's worker thread, before the update
         assert self.learner is not None
-        return self.learner.train_step(samples)
+        version = self.learner.version
+        stats = self.learner.train_step(samples)
+        if replay and self.replay is not None and self.learner.version != version:
+            # the warm start's pairs, in the version this update made (run/replay.py)
+            sft = self.learner.supervised_step(
+                replay, self.replay.max_seq_len, self.cfg.warmstart.lr, new_version=False
+            )
+            stats.update(replay_loss=sft["sft_loss"], replay_tokens=sft["sft_tokens"])
+        return stats
 
     async def _fresh(self, batch: Batch, version: int) -> list[TrainSample]:
         """The batch's samples inside the staleness bound (drops counted and recorded)."""
@@ -202,7 +211,8 @@ class Pipeline:
         if self.learner is None or not fresh:
             return {}
         version = self.learner.version
-        stats = await anyio.to_thread.run_sync(CPU_SHARE.staged(self._train), fresh)
+        replay = self.replay.pairs(step) if self.replay is not None else []
+        stats = await anyio.to_thread.run_sync(CPU_SHARE.staged(self._train), fresh, replay)
         # The learner's forward rate has its own name: ``tokens_per_s`` is the step's generation
         # rate (set by ``produce``), which the learner's used to overwrite on every trained step.
         metrics = {LEARNER_RENAMES.get(k, k): float(v) for k, v in stats.items() if isinstance(v, int | float)}

@@ -32,6 +32,7 @@ from spade_async.run.checkpointer import Checkpointer
 from spade_async.run.control import RunControl
 from spade_async.run.plays import PlayRound
 from spade_async.run.publisher import AdapterPublisher
+from spade_async.run.replay import WarmStartReplay
 from spade_async.run.scoring import PlayScorer
 from spade_async.run.step_log import StepLog
 from spade_async.sandbox.interface import EnvPool
@@ -78,6 +79,8 @@ class Stages:
     archive: ArchiveEval
     """Retired environments replayed every ``eval.archive_every`` steps (spade_async.eval.archive)."""
     checkpointer: Checkpointer
+    replay: WarmStartReplay | None = None
+    """Warm-start pairs trained after each update (``warmstart.replay``; None: off)."""
 
 
 def build_stages(
@@ -132,7 +135,9 @@ def build_stages(
         on_retire=archive_retirees,
     )
     plays, scorer = _play_stages(cfg, run, curriculum, generator, control)
+    replay = WarmStartReplay(cfg, run.engine) if cfg.warmstart.replay and run.learner is not None else None
     return Stages(
+        replay=replay,
         curriculum=curriculum,
         generator=generator,
         steering=Steering(

@@ -108,7 +108,10 @@ class LiveEnv:
 
     def candidate(self) -> DesignerCandidate:
         r_hint, r_plain = self.matched_means()
-        return DesignerCandidate(self.skill, True, win_rate=self.win_rate(), r_hint=r_hint, r_plain=r_plain)
+        group = self.design.group if self.design is not None else None
+        return DesignerCandidate(
+            self.skill, True, win_rate=self.win_rate(), r_hint=r_hint, r_plain=r_plain, group=group
+        )
 
 
 LATER_CHECK = N_STAGES - 1
@@ -254,7 +257,7 @@ class Curriculum:
     def score_design(self, env: LiveEnv) -> ScoredDesign:
         """What an admitted design is scored as (see the module docstring)."""
         assert env.design is not None
-        skill = env.design.job.skill
+        skill, group = env.design.job.skill, env.design.group
         why: str | None = None
         if env.expelled:
             why = f"it failed the play audit: {env.expelled}"
@@ -262,12 +265,12 @@ class Curriculum:
             why = "no play of it finished"
         elif env.error_share() > self.cfg.max_play_error_share:
             why = f"{env.error_share():.0%} of its plays errored (max {self.cfg.max_play_error_share:.0%})"
-        played = DesignerCandidate(skill, False, stage=LATER_CHECK) if why else env.candidate()
+        played = DesignerCandidate(skill, False, stage=LATER_CHECK, group=group) if why else env.candidate()
         if env.design.attempts > 1:
             first = "its first attempt failed validation (admitted after a repair turn)"
             return ScoredDesign(
                 env.design,
-                DesignerCandidate(skill, False, stage=min(env.design.first_stage, LATER_CHECK)),
+                DesignerCandidate(skill, False, stage=min(env.design.first_stage, LATER_CHECK), group=group),
                 env.env_id,
                 f"{first}; {why}" if why else first,
                 env_candidate=played,
@@ -284,7 +287,9 @@ class Curriculum:
         generation = self.live + self.retired_early + self.expelled
         scored = [self.score_design(e) for e in generation if e.design is not None]
         scored += [
-            ScoredDesign(d, DesignerCandidate(d.job.skill, False, stage=min(d.first_stage, LATER_CHECK)), None)
+            ScoredDesign(
+                d, DesignerCandidate(d.job.skill, False, stage=min(d.first_stage, LATER_CHECK), group=d.group), None
+            )
             for d in self.rejected
         ]
 

@@ -45,6 +45,7 @@ from spade_async.selfplay.design.designer import Design, DesignJob, design_envir
 from spade_async.selfplay.design.failures import failure_summary
 from spade_async.selfplay.design.library_pool import library_examples, library_parent, library_records
 from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reason
+from spade_async.selfplay.design.origins import mutation_flags
 from spade_async.selfplay.design.similarity import nearest, shipped_files
 from spade_async.selfplay.design.status import GPU_DOC, is_small_model
 from spade_async.selfplay.health import vendi_score
@@ -255,14 +256,18 @@ class EnvGenerator:
         candidates = await self._memory(played_only=True)
         parents = await self._memory(played_only=False)
         jobs: list[DesignJob] = []
-        for i in range(self.curriculum.designs_wanted(self.sp.envs_per_step)):  # steering may lower it
+        wanted = self.curriculum.designs_wanted(self.sp.envs_per_step)  # steering may lower it
+        per_prompt = self.sp.design_samples
+        prompts = math.ceil(wanted / per_prompt)
+        mutate = mutation_flags(prompts, self.sp.mutation_fraction, self.curriculum.rng)
+        for i in range(prompts):
             skill = skills[i % len(skills)]
             doc = self.corpus.next()
             if self.cfg.memory.design_pool == "library":
-                jobs.append(self._library_job(skill, doc, parents))
+                jobs.append(self._library_job(skill, doc, parents, mutate=mutate[i]))
                 continue
             parent = None
-            if self.curriculum.rng.random() < self.sp.mutation_fraction:
+            if mutate[i]:
                 parent = pick_parent(
                     candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng
                 )
@@ -291,10 +296,12 @@ class EnvGenerator:
             )
         if self.cfg.memory.failure_summary:
             await self._attach_summaries(jobs)
-        results: list[Design | None] = [None] * len(jobs)
+        # Each prompt sampled ``per_prompt`` times: its completions are one GRPO group (1: the paper).
+        runs = [(i, job) for i, job in enumerate(jobs) for _ in range(per_prompt)]
+        results: list[Design | None] = [None] * len(runs)
 
-        async def one(i: int, job: DesignJob) -> None:
-            results[i] = await design_environment(
+        async def one(slot: int, prompt: int, job: DesignJob) -> None:
+            design = await design_environment(
                 self.engine,
                 self.pool,
                 job,
@@ -309,18 +316,22 @@ class EnvGenerator:
                 max_model_len=self.engine.max_model_len,  # the engine's own limit
                 rng=self.admission_rng,
             )
+            if per_prompt > 1:
+                design.group = f"step {step} prompt {prompt}"
+            results[slot] = design
 
         async with anyio.create_task_group() as tg:
-            for i, job in enumerate(jobs):
-                tg.start_soon(one, i, job)
+            for slot, (prompt, job) in enumerate(runs):
+                tg.start_soon(one, slot, prompt, job)
         return [r for r in results if r is not None]
 
-    def _library_job(self, skill: str, doc: Document, memory: list[EnvRecord]) -> DesignJob:
+    def _library_job(self, skill: str, doc: Document, memory: list[EnvRecord], *, mutate: bool) -> DesignJob:
         """A design job whose example or parent is a library file or a played design of the run
-        (``memory.design_pool = "library"``, ``selfplay.design.library_pool``)."""
+        (``memory.design_pool = "library"``, ``selfplay.design.library_pool``); a mutation
+        when ``mutate`` and there is a parent to mutate."""
         rng, library = self.curriculum.rng, library_records(self.sp.domain)
         played = [e for e in memory if e.win_rate is not None]  # the run's designs once played
-        if rng.random() < self.sp.mutation_fraction:
+        if mutate:
             parent = library_parent(skill, library, played, rng)
             if parent is not None:
                 change = pick_mutation(rng, self.sp.domain)

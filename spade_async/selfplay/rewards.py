@@ -160,6 +160,14 @@ class DesignerCandidate:
     stage: int = 0
     """For an invalid candidate: the admission stage it stopped on (0 = no code at all; see
     ``selfplay.design.progress``); read only with ``graded_invalid``."""
+    group: str | None = None
+    """The centring group when it is not the skill: the prompt whose completions it is
+    compared with (``selfplay.design_samples`` > 1)."""
+
+    @property
+    def centring_key(self) -> str:
+        """What the batch is centred by: ``group`` when set, else the skill (the paper)."""
+        return self.group if self.group is not None else self.skill
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,8 @@ def designer_rewards(
     n_agent_samples: int,
     n_envs: int,
 ) -> list[float]:
-    """Final designer rewards of one batch, in order: raw, centred per skill, scaled.
+    """Final designer rewards of one batch, in order: raw, centred per skill (or per prompt
+    group, ``DesignerCandidate.group``), scaled.
 
     See the module docstring for how invalid candidates are treated.
 
@@ -246,7 +255,7 @@ def designer_rewards(
         return []
     raw = [candidate_raw_reward(c, params) for c in candidates]
     scale = designer_scale(n_agent_samples, n_envs, params.k, params.scale_cap)
-    skills = [c.skill for c in candidates]
+    skills = [c.centring_key for c in candidates]
     if params.center_invalid:
         return [r * scale for r in center_per_skill(raw, skills)]
     valid = [i for i, c in enumerate(candidates) if c.valid]

@@ -209,11 +209,16 @@ class ScriptedLearner:
         (Path(path) / "adapter.json").write_text(json.dumps({"version": self.version}))
 
     def supervised_step(
-        self, samples: list[TrainSample], max_seq_len: int | None = None, lr: float | None = None
+        self,
+        samples: list[TrainSample],
+        max_seq_len: int | None = None,
+        lr: float | None = None,
+        *,
+        new_version: bool = True,
     ) -> dict[str, float]:
         self.batches.append(samples)
         self.sft_lrs.append(lr)
-        self.version += 1
+        self.version += int(new_version)
         return {"sft_loss": 1.0 / self.version, "sft_tokens": float(sum(sum(s.loss_mask) for s in samples))}
 
     def sft_loss(self, samples: list[TrainSample], max_seq_len: int | None = None) -> float:

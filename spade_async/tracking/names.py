@@ -40,6 +40,8 @@ NAMES: dict[str, str] = {
     "n_samples": "learner/n_samples",
     "tokens_per_s": "perf/tokens_per_s",
     "learner_tokens_per_s": "perf/learner_tokens_per_s",
+    "replay_loss": "learner/replay_loss",
+    "replay_tokens": "learner/replay_tokens",
     "time_design_s": "perf/time_design_s",
     "time_play_s": "perf/time_play_s",
     "time_learn_s": "perf/time_learn_s",

@@ -81,3 +81,18 @@ def test_a_long_design_weighs_one_agent_sequence_in_the_trainer_loss(small_model
     expected = -(4 * 1.0 + 6 * -1.0 + 5 * 2.0) / (4 + 6 + 5)
     assert metrics["loss"] == pytest.approx(expected, abs=1e-4)
     assert metrics["tokens"] == 40.0
+
+
+def test_a_replay_step_updates_the_weights_in_the_same_version_and_keeps_the_rate(small_model_dir: Path) -> None:
+    """``supervised_step(new_version=False)``: the warm start's replay after a GRPO step."""
+    trainer = Trainer(str(small_model_dir), ModelConfig(lora_rank=4, lora_alpha=8), LearnerConfig(lr=1e-4), seed=0)
+    pairs = [sample("designer", 3, 8, 0.0, 2)]
+    before = trainer.sft_loss(pairs)
+    version = trainer.version
+    for _ in range(3):
+        trainer.supervised_step(pairs, lr=5e-2, new_version=False)
+    assert trainer.sft_loss(pairs) < before  # the weights moved towards the pairs
+    assert trainer.version == version
+    assert [g["lr"] for g in trainer.optimizer.param_groups] == [1e-4] * len(trainer.optimizer.param_groups)
+    trainer.supervised_step(pairs, lr=5e-2)
+    assert trainer.version == version + 1  # the warm start's own steps still make versions

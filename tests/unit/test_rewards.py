@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -226,6 +227,20 @@ def test_designer_rewards_penalty_outside_centring() -> None:
     ]
     out = designer_rewards(batch, params, n_agent_samples=100, n_envs=1)
     assert out == pytest.approx([0.3, -0.3, -0.5])
+
+
+def test_prompt_groups_are_centred_apart_within_one_skill() -> None:
+    params = DesignerRewardParams(scale_cap=1.0)
+    batch = [
+        DesignerCandidate("Optimization", True, win_rate=0.5, group="p0"),  # raw 0.6
+        DesignerCandidate("Optimization", False, group="p0"),  # raw -0.5
+        DesignerCandidate("Optimization", False, group="p1"),  # raw -0.5
+        DesignerCandidate("Optimization", False, group="p1"),
+    ]
+    out = designer_rewards(batch, params, n_agent_samples=100, n_envs=1)
+    assert out == pytest.approx([0.55, -0.55, 0.0, 0.0])  # p1's two failures: no contrast
+    by_skill = designer_rewards([replace(c, group=None) for c in batch], params, 100, 1)
+    assert by_skill == pytest.approx([0.6 + 0.225, -0.5 + 0.225, -0.5 + 0.225, -0.5 + 0.225])
 
 
 def test_all_invalid_skill_gets_no_signal_when_centred() -> None:

@@ -72,6 +72,20 @@ def test_stage_totals_from_metrics_jsonl(tmp_path: Path) -> None:
     assert "65.5 s" in learn.note  # the consumer's whole steps, publication included
 
 
+def test_stage_totals_read_the_learners_own_rate(tmp_path: Path) -> None:
+    # Runs since the learner's rate has its own name: tokens_per_s is the generation rate on
+    # every step, learner_tokens_per_s the learner's on the steps that trained.
+    steps = [
+        _step(step=1, time_play_s=10.0, tokens_per_s=50.0, step_time_s=16.0, learner_tokens_per_s=150.0),
+        _step(step=2, time_play_s=12.0, tokens_per_s=20.0, step_time_s=40.0, learner_tokens_per_s=100.0),
+        _step(step=3, time_play_s=8.0, tokens_per_s=60.0),
+    ]
+    _write_jsonl(tmp_path, steps)
+    stages = rl.stage_totals(rl.read_steps(tmp_path)[0])
+    assert stages["play"].tokens == pytest.approx(500.0 + 240.0 + 480.0) and not stages["play"].note
+    assert stages["learn"].tokens == pytest.approx(150.0 * 16.0 + 100.0 * 40.0)
+
+
 def test_play_tokens_when_no_step_trained(tmp_path: Path) -> None:
     _write_jsonl(
         tmp_path,

@@ -85,6 +85,10 @@ class Design:
     when it was admitted (``selfplay.design.progress``)."""
     nearest: Nearest | None = None
     """For an admitted design: the shipped environment file most like it (``similarity``)."""
+    group: str | None = None
+    """The GRPO group its designer reward is centred in when the generation samples several
+    completions of each prompt (``selfplay.design_samples`` > 1): one id per prompt. None: its
+    skill's designs (the paper)."""
 
     def to_sample(self, advantage: float, temperature: float, reward: float) -> TrainSample:
         ids = self.prompt_ids + self.completion.token_ids
@@ -97,7 +101,7 @@ class Design:
             adapter_version=self.completion.adapter_version,
             temperature=temperature,
             reward=reward,
-            group=self.job.skill,
+            group=self.group or self.job.skill,
         )
 
 
