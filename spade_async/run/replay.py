@@ -9,9 +9,9 @@ the learner takes one supervised step on ``warmstart.replay`` pairs rendered exa
 warm start renders them (training families only: held-out families stay unseen), at
 ``warmstart.lr``, inside the same version (the adapter published is the one both made).
 
-The pairs of step ``s`` are drawn from an RNG seeded by the warm start's seed and ``s``, so a
-resumed run trains the same pairs at the same step (the corpus documents that decorate the
-prompts are drawn in order and may differ after a resume; they do not change the target).
+The pairs of step ``s`` are a function of the warm start's seed and ``s`` (their RNG, and the
+corpus documents that decorate their prompts, taken from the position ``s x replay``), so a
+resumed run trains the same pairs at the same step as the uninterrupted run.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ class WarmStartReplay:
 
     def pairs(self, step: int) -> list[TrainSample]:
         rng = random.Random(f"warm-start replay {self.ws.seed} {step}")
+        first = step * self.ws.replay  # the documents too are a function of the step
+        state = self.corpus.state()
+        self.corpus.load_state({**state, "epoch": first // len(self.corpus), "position": first % len(self.corpus)})
         return [
             design_pair(
                 self.engine,

@@ -405,6 +405,7 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
     ref_w = load_file(str(reference / "adapters" / f"v{last}" / "adapter_model.safetensors"))
     res_w = load_file(str(resumed / "adapters" / f"v{last}" / "adapter_model.safetensors"))
     assert ref_w.keys() == res_w.keys()
-    # Float noise from batch composition only (measured up to ~1e-6 at lr 5e-4; tiny.toml has 1e-3); an
-    # adapter that was not restored differs by orders of magnitude more.
-    assert max(float((ref_w[k] - res_w[k]).abs().max()) for k in ref_w) < 1e-5
+    # Float noise from batch composition only (measured up to ~1e-6 at lr 5e-4; tiny.toml has 1e-3, and
+    # one warm-start replay step after each update, warmstart.replay: measured 1.4e-5); an adapter that
+    # was not restored differs by orders of magnitude more.
+    assert max(float((ref_w[k] - res_w[k]).abs().max()) for k in ref_w) < 5e-5

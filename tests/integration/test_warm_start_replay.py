@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from spade_async.config import Config
 from spade_async.envlib import split
 from spade_async.run.assemble import open_run
+from spade_async.run.replay import WarmStartReplay
 from spade_async.testing import ScriptedEngine, ScriptedLearner
 from tests.integration.test_failure_summary import summary_designer
 from tests.integration.test_pipeline import heads_if_hinted, make_config
@@ -55,3 +57,14 @@ async def test_no_replay_by_default(tmp_path: Path) -> None:
 def learner_target(ids: list[int], mask: list[int]) -> str:
     """The trained tokens of a pair as text (the scripted engine's tokenizer)."""
     return ScriptedEngine().decode([t for t, m in zip(ids, mask, strict=True) if m])
+
+
+def test_the_pairs_of_a_step_are_the_same_whatever_came_before() -> None:
+    """A resumed run trains the pairs the uninterrupted run trained at that step."""
+    cfg = Config.model_validate({"warmstart": {"replay": 2}, "corpus": {"max_chars": 200}})
+    first, second = WarmStartReplay(cfg, ScriptedEngine()), WarmStartReplay(cfg, ScriptedEngine())
+    for step in range(5):  # the first replay walks steps 0..4; the second jumps to 4 (a resume)
+        walked = first.pairs(step)
+    jumped = second.pairs(4)
+    assert [p.input_ids for p in walked] == [p.input_ids for p in jumped]
+    assert [p.input_ids for p in first.pairs(5)] != [p.input_ids for p in walked]
