@@ -65,8 +65,13 @@ async def run_designs(
 
 
 async def test_a_copy_of_memory_earns_the_invalid_penalty_and_leaves_the_original_alone(tmp_path: Path) -> None:
-    # The seed pool holds COIN_ENV; one design per generation resubmits it verbatim.
-    engine, learner, db = await run_designs(tmp_path, [COIN_ENV, coin_variant(1), COIN_ENV, coin_variant(2)])
+    # The seed pool holds COIN_ENV; one design per generation resubmits it verbatim. Fresh designs
+    # shown no example: the copy is of memory, not of code shown in its prompt.
+    def unshown(cfg: Config) -> None:
+        cfg.selfplay.mutation_fraction = 0.0
+        cfg.memory.examples_shown = 0
+
+    engine, learner, db = await run_designs(tmp_path, [COIN_ENV, coin_variant(1), COIN_ENV, coin_variant(2)], unshown)
     scored = designer_samples(engine, learner)
     copies = [s for text, s in scored if "(variant" not in text]
     new = [s for text, s in scored if "(variant" in text]
