@@ -43,6 +43,12 @@ Choices and deviations:
   the spread of their ratio ``onpolicy_ratio_p01`` / ``_p99`` (``onpolicy_tokens`` counts
   them). A temperature or template mismatch, or a quantisation gap (an NF4 learner against
   a bf16 engine), shows up here first.
+- Two optimizers over the same LoRA weights: ``optimizer`` for the GRPO steps and
+  ``sft_optimizer`` for the supervised ones (the warm start, and its replay after each GRPO
+  step, ``warmstart.replay``). Adam's moments are per objective: a cross-entropy gradient
+  over a whole environment file is far larger than a policy gradient, and in shared moments it
+  would set the scale of the GRPO steps that follow it (their second moment) and carry on in
+  their direction (their first moment). Both are saved in a checkpoint.
 """
 
 from __future__ import annotations
@@ -243,7 +249,11 @@ class Trainer:
 
         self._tuner_layers: list[Any] = [m for m in self.model.modules() if isinstance(m, BaseTunerLayer)]
         self._params = [p for p in self.model.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(self._params, lr=learner_cfg.lr, weight_decay=learner_cfg.weight_decay)
+        self.optimizer = self._new_optimizer()
+        self.sft_optimizer = self._new_optimizer()
+
+    def _new_optimizer(self) -> torch.optim.AdamW:
+        return torch.optim.AdamW(self._params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
 
     # ------------------------------------------------------------------ forward
 
@@ -428,12 +438,12 @@ class Trainer:
 
         The loss is the mean negative logprob over every trained token of the step (at
         temperature 1, whatever the samples say), accumulated over micro-batches into one
-        optimizer step, with the same gradient clipping as ``train_step``. Bumps ``version``
+        step of ``sft_optimizer`` (its own Adam moments, never the GRPO steps': the module
+        docstring), with the same gradient clipping as ``train_step``. Bumps ``version``
         unless ``new_version`` is False (the warm start's replay after a GRPO step, which made
-        the version already). The optimizer's rate is put back afterwards.
-        ``max_seq_len`` (default ``learner.max_seq_len``): a design prompt with its whole file is
-        longer than most GRPO samples. ``lr`` (default ``learner.lr``): the warm start's own rate
-        (``start_from`` puts the run's back with a fresh optimizer).
+        the version already). ``max_seq_len`` (default ``learner.max_seq_len``): a design
+        prompt with its whole file is longer than most GRPO samples. ``lr`` (default
+        ``learner.lr``): the warm start's own rate.
         """
         start = time.perf_counter()
         kept = [replace(s, temperature=1.0) for s in samples if any(s.loss_mask)]
@@ -441,10 +451,9 @@ class Trainer:
         n_trained = sum(mb.n_trained for mb in batches)
         if n_trained == 0:
             return {"sft_loss": float("nan"), "sft_tokens": 0.0}
-        rates = [group["lr"] for group in self.optimizer.param_groups]
-        for group in self.optimizer.param_groups:
+        for group in self.sft_optimizer.param_groups:
             group["lr"] = self.cfg.lr if lr is None else lr
-        self.optimizer.zero_grad(set_to_none=True)
+        self.sft_optimizer.zero_grad(set_to_none=True)
         total = 0.0
         for mb in batches:
             CPU_SHARE.fit_threads()
@@ -454,10 +463,8 @@ class Trainer:
             total += float(loss.detach())
         norm = torch.nn.utils.clip_grad_norm_(self._params, self.cfg.max_grad_norm)
         if torch.isfinite(norm):
-            self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        for group, rate in zip(self.optimizer.param_groups, rates, strict=True):
-            group["lr"] = rate
+            self.sft_optimizer.step()
+        self.sft_optimizer.zero_grad(set_to_none=True)
         if new_version:
             self.version += 1
         return {
@@ -520,17 +527,19 @@ class Trainer:
         self._set_adapter_state(load_file(str(file)))
 
     def start_from(self, adapter: str | Path) -> None:
-        """The adapter folder's weights as the starting point: a fresh optimizer, version 1."""
+        """The adapter folder's weights as the starting point: fresh optimizers, version 1."""
         self.load_adapter_weights(adapter)
-        self.optimizer = torch.optim.AdamW(self._params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
+        self.optimizer = self._new_optimizer()
+        self.sft_optimizer = self._new_optimizer()
         self.version = 1
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume exactly: adapter, optimizer, version, RNG states."""
+        """Everything needed to resume exactly: adapter, both optimizers, version, RNG states."""
         state: dict[str, Any] = {
             "version": self.version,
             "adapter": self._adapter_state(),
             "optimizer": _snapshot(self.optimizer.state_dict()),
+            "sft_optimizer": _snapshot(self.sft_optimizer.state_dict()),
             "torch_rng": torch.get_rng_state(),
             "tis_cap": self.tis_cap,
         }
@@ -543,6 +552,9 @@ class Trainer:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._set_adapter_state(state["adapter"])
         self.optimizer.load_state_dict(_snapshot(state["optimizer"]))
+        self.sft_optimizer = self._new_optimizer()  # checkpoints before 2026-12-06 have none: fresh moments
+        if "sft_optimizer" in state:
+            self.sft_optimizer.load_state_dict(_snapshot(state["sft_optimizer"]))
         self.version = int(state["version"])
         self.tis_cap = float(state.get("tis_cap", self.tis_cap))
         torch.set_rng_state(state["torch_rng"])

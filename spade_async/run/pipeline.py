@@ -190,7 +190,9 @@ class Pipeline:
             sft = self.learner.supervised_step(
                 replay, self.replay.max_seq_len, self.cfg.warmstart.lr, new_version=False
             )
-            stats.update(replay_loss=sft["sft_loss"], replay_tokens=sft["sft_tokens"])
+            stats.update(
+                replay_loss=sft["sft_loss"], replay_tokens=sft["sft_tokens"], replay_grad_norm=sft.get("grad_norm", 0.0)
+            )
         return stats
 
     async def _fresh(self, batch: Batch, version: int) -> list[TrainSample]:

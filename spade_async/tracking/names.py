@@ -42,6 +42,7 @@ NAMES: dict[str, str] = {
     "learner_tokens_per_s": "perf/learner_tokens_per_s",
     "replay_loss": "learner/replay_loss",
     "replay_tokens": "learner/replay_tokens",
+    "replay_grad_norm": "learner/replay_grad_norm",
     "time_design_s": "perf/time_design_s",
     "time_play_s": "perf/time_play_s",
     "time_learn_s": "perf/time_learn_s",

@@ -96,3 +96,36 @@ def test_a_replay_step_updates_the_weights_in_the_same_version_and_keeps_the_rat
     assert [g["lr"] for g in trainer.optimizer.param_groups] == [1e-4] * len(trainer.optimizer.param_groups)
     trainer.supervised_step(pairs, lr=5e-2)
     assert trainer.version == version + 1  # the warm start's own steps still make versions
+
+
+def _moments(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    return [t.clone() for state in optimizer.state.values() for t in (state["exp_avg"], state["exp_avg_sq"])]
+
+
+def test_a_replay_step_leaves_the_grpo_steps_adam_moments_alone(small_model_dir: Path) -> None:
+    """Supervised steps have their own Adam moments: a cross-entropy gradient over a whole file
+    must not set the scale (second moment) or the direction (first moment) of the next GRPO step."""
+    trainer = Trainer(
+        str(small_model_dir),
+        ModelConfig(lora_rank=4, lora_alpha=8),
+        LearnerConfig(lr=1e-3, loss_agg="dapo", ppo_epochs=1, kl_coef=0.0),
+        seed=0,
+    )
+    agent = [sample("agent", 2, 4, 1.0, 0), sample("agent", 2, 4, -1.0, 7)]
+    for s, lp in zip(agent, trainer.logprobs(agent), strict=True):
+        trained = [i for i, m in enumerate(s.loss_mask) if m]
+        for i, v in zip(trained, lp.tolist(), strict=True):
+            s.behaviour_logprobs[i] = v
+    trainer.train_step(agent)
+    grpo_moments = _moments(trainer.optimizer)
+    assert grpo_moments and not trainer.sft_optimizer.state
+    trainer.supervised_step([sample("designer", 3, 20, 0.0, 2)], lr=1e-3, new_version=False)
+    assert all(torch.equal(a, b) for a, b in zip(grpo_moments, _moments(trainer.optimizer), strict=True))
+    assert _moments(trainer.sft_optimizer)  # the replay's own moments
+    # Both are part of the state a checkpoint keeps, and come back from it.
+    state = trainer.state_dict()
+    other = Trainer(str(small_model_dir), ModelConfig(lora_rank=4, lora_alpha=8), LearnerConfig(lr=1e-3), seed=0)
+    other.load_state_dict(state)
+    for mine, theirs in ((trainer.optimizer, other.optimizer), (trainer.sft_optimizer, other.sft_optimizer)):
+        assert all(torch.equal(a, b) for a, b in zip(_moments(mine), _moments(theirs), strict=True))
+        assert len(_moments(theirs)) == len(_moments(mine))
