@@ -26,7 +26,7 @@ if [[ -z "${SKIP_CI:-}" ]]; then
   echo "== .ci/run (CI's script) =="
   bash .ci/run
 else
-  make setup
+  make setup-dev   # pytest and pytest-randomly are in the dev extra
 fi
 seed="${SEED:-$RANDOM$RANDOM}"
 echo "== the suite again in a shuffled order: --randomly-seed=$seed =="
