@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import click
 
-from spade_async.memory.run_dir import CONFIG_NAME
+from spade_async.memory.run_dir import CONFIG_NAME, RunDir
 from spade_async.util.steps import DB_NAME
 
 EXIT_USAGE = 2
@@ -57,6 +57,8 @@ def run_folder(path: str | Path, *needs: str) -> Path:
         raise UsageProblem(
             f"{path} is not a spade-async run folder (no {' or '.join(missing)}){'; ' + why if why else ''}"
         )
+    if DB_FILE in needs:
+        RunDir(run).check_database()  # a damaged database: one line, and no file of the folder touched
     return run
 
 

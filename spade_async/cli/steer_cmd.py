@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from spade_async.memory.run_dir import RunDir
 from spade_async.memory.steering import SteerError, queue_action, read_actions, requester
 from spade_async.util.steps import DB_NAME
 from spade_async.util.textsafe import terminal_safe
@@ -44,6 +45,8 @@ def _queue(run_dir: str, kind: str, args: dict[str, Any]) -> None:
 @click.pass_context
 def steer(ctx: click.Context, run_dir: str) -> None:
     """Steer the run in RUN_DIR while it trains: the request is applied by the run between steps."""
+    if Path(run_dir, DB_NAME).is_file():
+        RunDir(Path(run_dir)).check_database()  # a damaged database: one line, nothing touched
     ctx.obj = run_dir
 
 

@@ -48,6 +48,7 @@ from spade_async.selfplay.design.progress import N_STAGES
 from spade_async.selfplay.rewards import (
     DesignerCandidate,
     DesignerRewardParams,
+    designer_advantage,
     designer_rewards,
     hint_regret,
 )
@@ -311,7 +312,8 @@ class Curriculum:
         per_env: dict[str, float] = {}
         for s, r, earned in zip(scored, rewards, env_rewards, strict=True):
             if s.design.completion.token_ids:
-                sample = s.design.to_sample(advantage=r, temperature=self.designer_temperature, reward=r)
+                advantage = designer_advantage(r, self.cfg.designer_positive_only)
+                sample = s.design.to_sample(advantage=advantage, temperature=self.designer_temperature, reward=r)
                 sample.meta["env_id"] = s.env_id
                 samples.append(sample)
             if s.env_id is not None:

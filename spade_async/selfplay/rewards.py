@@ -29,6 +29,14 @@ Formulas follow the SPADE paper (docs/rewards.md lists them with every deviation
   that got further earns more, so a group where no design is admitted still has a gradient
   (with the flat penalty centring leaves it all zeros). Every graded reward stays below 0, so
   below every valid one (raw >= 0): admitted designs' rewards are unchanged.
+- ``designer_advantage`` with ``positive_only`` (a switch, off by default as in the paper): the
+  designer is trained only on the designs that did better than their group (advantage
+  ``max(0, reward)``); the reward itself (stored, shown, centred) is unchanged. Why: two
+  completions of one design prompt share most of their tokens (the class skeleton, the
+  imports, ``reset``/``step``), and a negative advantage on a failed design pushes those
+  shared, already likely tokens down; a 135M policy answers with loops and code that does not
+  parse (measured: docs/rewards.md). Pulling up only the better half is rejection-sampling
+  fine-tuning weighted by the centred reward (RAFT, ReST-style), which the warm start is too.
 """
 
 from __future__ import annotations
@@ -232,6 +240,19 @@ def candidate_raw_reward(candidate: DesignerCandidate, params: DesignerRewardPar
         regret = hint_regret(candidate.r_hint, candidate.r_plain, params.regret_scale)
     anchor = plateau(candidate.win_rate, params.plateau_low, params.plateau_high, params.plateau_ramp)
     return designer_raw_reward(regret, anchor, params.regret_weight, params.plateau_weight)
+
+
+def designer_advantage(reward: float, positive_only: bool) -> float:
+    """The advantage a design is trained with: its reward, or ``max(0, reward)`` with ``positive_only``.
+
+    >>> designer_advantage(-0.3, positive_only=False)
+    -0.3
+    >>> designer_advantage(-0.3, positive_only=True)
+    0.0
+    >>> designer_advantage(0.7, positive_only=True)
+    0.7
+    """
+    return max(0.0, reward) if positive_only else reward
 
 
 def designer_rewards(

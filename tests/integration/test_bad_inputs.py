@@ -178,6 +178,33 @@ def test_reading_commands_on_a_damaged_database_are_one_line(run: Path, tmp_path
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["resume", "{run}", "--headless"],
+        ["report", "{run}"],
+        ["steer", "{run}", "list"],
+        ["export", "lineage", "{run}"],
+        ["export", "envs", "{run}", "{tmp}/out", "--include-seeds"],
+    ],
+    ids=["resume", "report", "steer-list", "export-lineage", "export-envs"],
+)
+def test_a_damaged_page_is_refused_in_one_line_and_leaves_no_file(run: Path, tmp_path: Path, argv: list[str]) -> None:
+    """The header still says WAL and one page in the middle is garbage (a disk error, a bad copy):
+    SQLite would create run.sqlite-wal and -shm on reading it; every command refuses in one line
+    before that, and the folder lists exactly the files it listed (sidecars included)."""
+    db = run / "run.sqlite"
+    with db.open("r+b") as fh:
+        fh.seek(4096 * 5)
+        fh.write(b"\xff" * 8192)
+    listing = sorted(str(p.relative_to(run)) for p in run.rglob("*"))
+    done = cli(*(a.format(run=run, tmp=tmp_path) for a in argv))
+    line = refused(done, "run.sqlite")
+    assert "damaged" in line and done.stderr.strip() == line
+    assert sorted(str(p.relative_to(run)) for p in run.rglob("*")) == listing
+    assert not (tmp_path / "out").exists()
+
+
 # --- 1b. an export never writes into (or over) a run -------------------------------------------
 
 

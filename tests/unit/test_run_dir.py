@@ -5,6 +5,7 @@ tests/integration/test_bad_inputs.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import struct
@@ -91,3 +92,22 @@ def test_a_safetensors_file_cut_short_or_padded_is_found(tmp_path: Path) -> None
     assert safetensors_problem(file) is not None
     file.write_bytes(b"")
     assert "too short" in (safetensors_problem(file) or "")
+
+
+def test_checking_a_damaged_wal_database_leaves_no_file_behind(tmp_path: Path) -> None:
+    """The header still says WAL, a page in the middle is garbage: the check names the damage and
+    the folder holds exactly the files it held before (SQLite's -wal/-shm included)."""
+    run = a_run(tmp_path)
+    with contextlib.closing(sqlite3.connect(run / "run.sqlite")) as conn:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("CREATE TABLE notes (body TEXT)")
+        conn.executemany("INSERT INTO notes VALUES (?)", [("x" * 500,)] * 200)
+        conn.commit()
+    before = sorted(p.name for p in run.iterdir())
+    assert "run.sqlite-wal" not in before  # the last close folded the WAL back in
+    with (run / "run.sqlite").open("r+b") as fh:
+        fh.seek(4096 * 3)
+        fh.write(b"\xff" * 4096)
+    problem = RunDir(run).database_problem()
+    assert problem is not None and "run.sqlite" in problem
+    assert sorted(p.name for p in run.iterdir()) == before
