@@ -263,10 +263,12 @@ class SelfPlayConfig(Section):
     reward. Off, as in the paper, every invalid design gets the flat penalty; on, a group where
     no design is admitted still gives GRPO a gradient (docs/rewards.md: the switch and its
     measured effect). The CPU presets turn it on."""
-    designer_positive_only: bool = False
-    """Train the designer only on designs that beat their group: advantage `max(0, reward)`
-    (the stored reward is unchanged). Off, as in the paper, a design below its group's mean is
-    pushed down too; on a small model that push lands on the code skeleton both designs share
+    designer_advantage: Literal["signed", "positive", "admitted"] = "signed"
+    """What the designer is trained with (its stored reward is unchanged). `signed`: the
+    centred reward, as in the paper: a design below its group's mean is pushed down.
+    `positive`: `max(0, reward)`, only the designs that beat their group are pulled up.
+    `admitted`: the same, for admitted designs only (rejection-sampling fine-tuning weighted by
+    the reward). On a small model the push down lands on the code skeleton both designs share
     and teaches loops and syntax errors (docs/rewards.md: the switch and its measured effect)."""
     play_audit: bool = True
     """Each step, one extra play per live environment replays in play conditions (paced like

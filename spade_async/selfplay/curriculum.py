@@ -312,7 +312,7 @@ class Curriculum:
         per_env: dict[str, float] = {}
         for s, r, earned in zip(scored, rewards, env_rewards, strict=True):
             if s.design.completion.token_ids:
-                advantage = designer_advantage(r, self.cfg.designer_positive_only)
+                advantage = designer_advantage(r, s.candidate.valid, self.cfg.designer_advantage)
                 sample = s.design.to_sample(advantage=advantage, temperature=self.designer_temperature, reward=r)
                 sample.meta["env_id"] = s.env_id
                 samples.append(sample)

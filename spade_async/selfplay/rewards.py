@@ -29,14 +29,17 @@ Formulas follow the SPADE paper (docs/rewards.md lists them with every deviation
   that got further earns more, so a group where no design is admitted still has a gradient
   (with the flat penalty centring leaves it all zeros). Every graded reward stays below 0, so
   below every valid one (raw >= 0): admitted designs' rewards are unchanged.
-- ``designer_advantage`` with ``positive_only`` (a switch, off by default as in the paper): the
-  designer is trained only on the designs that did better than their group (advantage
-  ``max(0, reward)``); the reward itself (stored, shown, centred) is unchanged. Why: two
-  completions of one design prompt share most of their tokens (the class skeleton, the
-  imports, ``reset``/``step``), and a negative advantage on a failed design pushes those
-  shared, already likely tokens down; a 135M policy answers with loops and code that does not
-  parse (measured: docs/rewards.md). Pulling up only the better half is rejection-sampling
-  fine-tuning weighted by the centred reward (RAFT, ReST-style), which the warm start is too.
+- ``designer_advantage`` (a switch, ``signed`` by default as in the paper): what the designer
+  is trained with. ``positive``: ``max(0, reward)``, only the designs that did better than
+  their group; ``admitted``: the same for admitted designs, 0 for every other one. The
+  reward itself (stored, shown, centred) is unchanged. Why: two completions of one design
+  prompt share most of their tokens (the class skeleton, the imports, ``reset``/``step``),
+  and a negative advantage on a failed design pushes those shared, already likely tokens
+  down; a 135M policy then answers with loops and code that does not parse. With graded
+  invalid rewards the better of two broken designs still has a positive advantage, so
+  ``positive`` pulls broken code up; ``admitted`` is rejection-sampling fine-tuning weighted
+  by the centred reward (RAFT, ReST), the objective the warm start itself has. Measured:
+  docs/rewards.md.
 """
 
 from __future__ import annotations
@@ -242,17 +245,28 @@ def candidate_raw_reward(candidate: DesignerCandidate, params: DesignerRewardPar
     return designer_raw_reward(regret, anchor, params.regret_weight, params.plateau_weight)
 
 
-def designer_advantage(reward: float, positive_only: bool) -> float:
-    """The advantage a design is trained with: its reward, or ``max(0, reward)`` with ``positive_only``.
+DESIGNER_ADVANTAGES = ("signed", "positive", "admitted")
 
-    >>> designer_advantage(-0.3, positive_only=False)
+
+def designer_advantage(reward: float, admitted: bool, mode: str) -> float:
+    """The advantage a design is trained with (``mode``: one of :data:`DESIGNER_ADVANTAGES`).
+
+    >>> designer_advantage(-0.3, False, "signed")
     -0.3
-    >>> designer_advantage(-0.3, positive_only=True)
+    >>> designer_advantage(-0.3, True, "positive")
     0.0
-    >>> designer_advantage(0.7, positive_only=True)
+    >>> designer_advantage(0.2, False, "positive"), designer_advantage(0.2, False, "admitted")
+    (0.2, 0.0)
+    >>> designer_advantage(0.7, True, "admitted")
     0.7
     """
-    return max(0.0, reward) if positive_only else reward
+    if mode == "signed":
+        return reward
+    if mode == "positive":
+        return max(0.0, reward)
+    if mode == "admitted":
+        return max(0.0, reward) if admitted else 0.0
+    raise ValueError(f"unknown designer advantage {mode!r}; choose from {DESIGNER_ADVANTAGES}")
 
 
 def designer_rewards(

@@ -92,23 +92,28 @@ def test_retirement_grades_rejected_designs_by_their_first_attempts_stage() -> N
     assert by_text["good code"] > by_text["nearly"] > by_text["prose"]
 
 
-@pytest.mark.parametrize("positive_only", [False, True])
-def test_retirement_trains_the_designer_on_the_better_half_only_when_positive_only(positive_only: bool) -> None:
-    """The wire: with ``designer_positive_only`` a design below its group's mean is trained with
-    advantage 0 (nothing pushed down) while its stored reward stays negative; off, the paper's
-    signed advantage."""
-    cur = curriculum(graded_invalid=True, designer_positive_only=positive_only)
+@pytest.mark.parametrize("mode", ["signed", "positive", "admitted"])
+def test_retirement_trains_the_designer_with_the_chosen_advantage(mode: str) -> None:
+    """The wire: ``selfplay.designer_advantage`` decides what each design is trained with while
+    its stored reward stays as it was. Of two broken designs the one that got further beats its
+    group (positive reward): ``positive`` pulls it up, ``admitted`` does not."""
+    cur = curriculum(graded_invalid=True, designer_advantage=mode)
     good = design("Optimization", "good code")
-    no_code = design("Optimization", "prose", admitted=False)
-    no_code.first_stage = 0
+    no_code, almost = design("Optimization", "prose", admitted=False), design("Optimization", "nearly", admitted=False)
+    no_code.first_stage, almost.first_stage = 0, 6
     cur.live = [live(good)]
-    cur.rejected = [no_code]
-    play(cur, cur.live[0], 0, [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 1.0, 1.0])
+    cur.rejected = [no_code, almost]
+    play(cur, cur.live[0], 0, [1.0] * 4, [1.0] * 4)  # too easy, no regret: raw reward 0
     by_text = {
         "".join(chr(t) for t, m in zip(s.input_ids, s.loss_mask, strict=True) if m): s
         for s in cur.retire().designer_samples
     }
-    good_sample, bad_sample = by_text["good code"], by_text["prose"]
-    assert bad_sample.reward < 0.0 < good_sample.reward
-    assert good_sample.advantage == good_sample.reward
-    assert bad_sample.advantage == (0.0 if positive_only else bad_sample.reward)
+    good_s, almost_s, bad_s = by_text["good code"], by_text["nearly"], by_text["prose"]
+    assert bad_s.reward < 0.0 < almost_s.reward < good_s.reward  # centred over the three
+    assert good_s.advantage == good_s.reward
+    expected = {
+        "signed": (almost_s.reward, bad_s.reward),
+        "positive": (almost_s.reward, 0.0),
+        "admitted": (0.0, 0.0),
+    }[mode]
+    assert (almost_s.advantage, bad_s.advantage) == expected
