@@ -45,8 +45,7 @@ def _queue(run_dir: str, kind: str, args: dict[str, Any]) -> None:
 @click.pass_context
 def steer(ctx: click.Context, run_dir: str) -> None:
     """Steer the run in RUN_DIR while it trains: the request is applied by the run between steps."""
-    if Path(run_dir, DB_NAME).is_file():
-        RunDir(Path(run_dir)).check_database()  # a damaged database: one line, nothing touched
+    RunDir(Path(run_dir)).check_database()  # a damaged database: one line, nothing touched (none: fine)
     ctx.obj = run_dir
 
 
