@@ -29,19 +29,21 @@ class RunDatabaseError(UserError):
     exit_code = 2
 
 
-def connect_readonly(path: Path, *, check_same_thread: bool = True) -> sqlite3.Connection:
+def connect_readonly(path: Path, *, check_same_thread: bool = True, immutable: bool = False) -> sqlite3.Connection:
     """A read-only connection to the database file ``path`` that has read its schema (raises
     ``sqlite3.Error`` when it cannot): ``mode=ro``, or ``immutable=1`` in a folder this process
-    cannot write (see the module's docstring)."""
+    cannot write (see the module's docstring) or when asked (``immutable``: for a caller that
+    knows no writer has the file open and must not create SQLite's -wal/-shm files)."""
     uri = Path(path).resolve().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=check_same_thread)
-    try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return conn
-    except sqlite3.OperationalError:
-        conn.close()
-        if os.access(Path(path).resolve().parent, os.W_OK):
-            raise
+    if not immutable:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=check_same_thread)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if os.access(Path(path).resolve().parent, os.W_OK):
+                raise
     conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=check_same_thread)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()

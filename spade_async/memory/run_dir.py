@@ -94,25 +94,20 @@ class RunDir:
             return None
         if not self.db.is_file():
             return f"{self.db} is not a file"
-        # Reading a WAL database makes SQLite create its -wal and -shm files; on a damaged one
-        # nothing will ever use them, and "nothing was changed" must hold for every file.
-        sidecars = [self.path / f"{DB_NAME}{suffix}" for suffix in ("-wal", "-shm")]
-        absent = [p for p in sidecars if not p.exists()]
-        problem = None
+        # Reading a WAL database makes SQLite create its -wal and -shm files, and "nothing was
+        # changed" must hold for every file. Without a -wal file no connection has the database
+        # open in WAL mode (the last one folds it back in and removes it), so the file is whole
+        # and is read as it lies (immutable); a live run's database is read through its WAL.
+        idle = not (self.path / f"{DB_NAME}-wal").exists()
         try:
-            with contextlib.closing(connect_readonly(self.db)) as conn:
+            with contextlib.closing(connect_readonly(self.db, immutable=idle)) as conn:
                 verdict = conn.execute("PRAGMA quick_check(1)").fetchone()
         except sqlite3.Error as exc:
-            problem = f"{self.db} cannot be read ({exc})"
-        else:
-            if verdict is None or verdict[0] != "ok":
-                what = " ".join(str(verdict[0]).split()) if verdict else "no answer from quick_check"
-                problem = f"{self.db} is damaged ({what})"  # one line: SQLite's report has several
-        if problem is not None:
-            for path in absent:
-                if path.is_file() and (path.name.endswith("-shm") or path.stat().st_size == 0):
-                    path.unlink(missing_ok=True)  # ours: it was not there before the check
-        return problem
+            return f"{self.db} cannot be read ({exc})"
+        if verdict is None or verdict[0] != "ok":
+            what = " ".join(str(verdict[0]).split()) if verdict else "no answer from quick_check"
+            return f"{self.db} is damaged ({what})"  # one line: SQLite's report has several
+        return None
 
     def check_database(self) -> None:
         """Raise :class:`RunDirError` (naming the file and what to do) when the database is damaged."""

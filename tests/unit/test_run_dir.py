@@ -95,8 +95,9 @@ def test_a_safetensors_file_cut_short_or_padded_is_found(tmp_path: Path) -> None
 
 
 def test_checking_a_damaged_wal_database_leaves_no_file_behind(tmp_path: Path) -> None:
-    """The header still says WAL, a page in the middle is garbage: the check names the damage and
-    the folder holds exactly the files it held before (SQLite's -wal/-shm included)."""
+    """Checked healthy, then with a page in the middle turned to garbage (the header still says
+    WAL): the check names the damage, and both times the folder holds exactly the files it held
+    before (SQLite's -wal/-shm included)."""
     run = a_run(tmp_path)
     with contextlib.closing(sqlite3.connect(run / "run.sqlite")) as conn:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -105,6 +106,8 @@ def test_checking_a_damaged_wal_database_leaves_no_file_behind(tmp_path: Path) -
         conn.commit()
     before = sorted(p.name for p in run.iterdir())
     assert "run.sqlite-wal" not in before  # the last close folded the WAL back in
+    assert RunDir(run).database_problem() is None
+    assert sorted(p.name for p in run.iterdir()) == before  # a healthy one: no file created either
     with (run / "run.sqlite").open("r+b") as fh:
         fh.seek(4096 * 3)
         fh.write(b"\xff" * 4096)
