@@ -15,7 +15,8 @@ origin that were admitted, over all designs), the admitted fraction of mutations
 designs apart (a mutation is admitted far more often than a fresh design, so a third's mix of the
 two moves its admitted fraction as much as any learning), the mean designer reward (the raw reward before
 centring is not stored: this is the stored, skill-centred one) and the median similarity of the
-admitted designs to the nearest shipped file. Then last third minus first third of the
+admitted designs to the nearest shipped file, and how many designs the run rejected as near-copies
+of a shipped file (``selfplay.max_library_similarity``). Then last third minus first third of the
 admitted fraction, paired by seed: the mean of the per-seed differences with a 95% interval
 from a bootstrap that resamples seeds and, inside each seed, the designs of each third
 (10,000 draws), and the per-seed differences themselves.
@@ -55,6 +56,8 @@ class DesignVerdict:
     origin: str
     admitted: bool
     similarity: float | None
+    near_copy: bool = False
+    """Rejected as a near-copy of a shipped file (``selfplay.max_library_similarity``)."""
 
 
 def read_run(run_dir: Path) -> tuple[list[DesignVerdict], dict[int, list[float]]]:
@@ -78,7 +81,13 @@ def read_run(run_dir: Path) -> tuple[list[DesignVerdict], dict[int, list[float]]
             continue
         near = NEAREST.search(message) if kind == "admitted" else None
         designs.append(
-            DesignVerdict(int(step), match["origin"], kind == "admitted", float(near["ratio"]) if near else None)
+            DesignVerdict(
+                int(step),
+                match["origin"],
+                kind == "admitted",
+                float(near["ratio"]) if near else None,
+                near_copy=kind == "rejected" and "near-copy of library file" in message,
+            )
         )
     by_step: dict[int, list[float]] = {}
     for step, reward in rewards:
@@ -183,8 +192,8 @@ def main() -> None:
         )
     rows = [
         "| third | designs | admitted | fresh admitted | admitted, of mutations | admitted, of fresh designs "
-        "| mean designer reward | median similarity (admitted) |",
-        "|---|---|---|---|---|---|---|---|",
+        "| mean designer reward | median similarity (admitted) | rejected as near-copies |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     figures: dict[str, float] = {}
     for i, designs in enumerate(per_third):
@@ -198,13 +207,16 @@ def main() -> None:
         rows.append(
             f"| {i + 1} | {len(designs)} | {len(admitted)} ({admitted_fraction(designs):.2f}) | "
             f"{fresh} ({fresh / len(designs) if designs else float('nan'):.2f}) | {of['mutation']} | {of['fresh']} | "
-            f"{reward:+.3f} | {median:.3f} |"
+            f"{reward:+.3f} | {median:.3f} | {sum(d.near_copy for d in designs)} |"
         )
         for o, ds in by_origin.items():
             figures[f"admitted_fraction_{o}_third{i + 1}"] = admitted_fraction(ds)
         figures[f"admitted_fraction_third{i + 1}"] = admitted_fraction(designs)
         figures[f"fresh_fraction_third{i + 1}"] = fresh / len(designs) if designs else float("nan")
         figures[f"median_similarity_third{i + 1}"] = median
+        figures[f"near_copy_fraction_third{i + 1}"] = (
+            sum(d.near_copy for d in designs) / len(designs) if designs else float("nan")
+        )
     diffs = [admitted_fraction(last) - admitted_fraction(first) for first, last in paired]
     low, high = bootstrap_difference(paired)
     figures |= {"last_minus_first": statistics.fmean(diffs), "last_minus_first_low": low, "last_minus_first_high": high}

@@ -307,6 +307,12 @@ class SelfPlayConfig(Section):
     generation asks `envs_per_step` designs of `envs_per_step / design_samples` prompts
     (rounded up) and the designer reward is centred within each prompt's completions (a GRPO
     group) instead of per skill. 1: one design per prompt, centred per skill (the paper)."""
+    max_library_similarity: float = Field(default=1.0, gt=0.0, le=1.0)
+    """An admitted design whose nearest shipped environment file is more alike than this
+    (difflib ratio, ``selfplay.design.similarity``) is rejected as a near-copy and scored as a
+    design that failed its last check (a switch, docs/rewards.md). 1.0: off, as in the paper;
+    exact copies are rejected either way. A small warm-started designer otherwise earns its
+    reward by editing one number of a file it memorised."""
     train_designer: bool = True
     """Train the designer role (with delayed, TIS-corrected updates)."""
 
@@ -364,6 +370,12 @@ class LearnerConfig(Section):
     """Longest training sequence; longer samples are cut from the right."""
     ppo_epochs: int = Field(default=1, gt=0)
     """Passes over each rollout batch."""
+    designer_lr: float | None = Field(default=None, gt=0.0)
+    """The designer's samples in a GRPO step of their own, at this rate, with Adam moments of
+    their own, after the agent's step on the same update (a switch, docs/rewards.md). None: one
+    step over both roles at `lr`, as in the paper. Adam moves every weight by about its rate
+    whatever a gradient's scale, so a few designer samples in the shared step move the adapter
+    as far as the agent's many; their own rate sets how far the designer's reward moves it."""
 
 
 class CorpusConfig(Section):

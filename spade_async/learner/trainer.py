@@ -51,6 +51,9 @@ Choices and deviations:
   are of one size once clipped (GRPO 0.5-3.6 before clipping at 1.0, the replay 0.2-1.0), so
   a replay step in shared moments moved mostly along the GRPO steps' momentum. Both are saved
   in a checkpoint.
+- ``learner.designer_lr`` (a switch, off by default): the designer's samples of a step are
+  trained in a GRPO step of their own, after the agent's, by a third optimizer
+  (``designer_optimizer``, also checkpointed) at that rate. One update, one ``version``.
 """
 
 from __future__ import annotations
@@ -253,6 +256,7 @@ class Trainer:
         self._params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = self._new_optimizer()
         self.sft_optimizer = self._new_optimizer()
+        self.designer_optimizer = self._new_optimizer()
 
     def _new_optimizer(self) -> torch.optim.AdamW:
         return torch.optim.AdamW(self._params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
@@ -322,7 +326,34 @@ class Trainer:
     # ------------------------------------------------------------------ step
 
     def train_step(self, samples: list[TrainSample]) -> dict[str, float]:
-        """One GRPO update on ``samples`` (one optimizer step per PPO epoch); bumps ``version``."""
+        """One GRPO update on ``samples`` (one optimizer step per PPO epoch); bumps ``version``
+        when anything was trained. With ``learner.designer_lr`` the designer's samples take a
+        step of their own after the others' (``designer_optimizer``); their figures are
+        ``designer_loss``, ``designer_grad_norm`` and ``designer_samples``."""
+        if self.cfg.designer_lr is None:
+            metrics = self._grpo_update(samples, self.optimizer)
+        else:
+            metrics = self._grpo_update([s for s in samples if s.role != "designer"], self.optimizer)
+            designer = [s for s in samples if s.role == "designer"]
+            if designer:
+                for group in self.designer_optimizer.param_groups:
+                    group["lr"] = self.cfg.designer_lr
+                own = self._grpo_update(designer, self.designer_optimizer)
+                metrics.update(
+                    designer_loss=own["loss"], designer_grad_norm=own["grad_norm"], designer_samples=own["n_samples"]
+                )
+                metrics["n_dropped"] += own["n_dropped"]
+                metrics["nonfinite_skipped"] += own["nonfinite_skipped"]
+                metrics["step_time_s"] += own["step_time_s"]
+        trained = metrics["n_samples"] > 0 or metrics.get("designer_samples", 0.0) > 0
+        if trained:
+            self.version += 1
+            release_free_memory()  # this step's activations: not resident through the next generation
+        metrics["version"] = float(self.version)
+        return metrics
+
+    def _grpo_update(self, samples: list[TrainSample], optimizer: torch.optim.Optimizer) -> dict[str, float]:
+        """The optimizer steps of one GRPO update on ``samples`` by ``optimizer`` (``version`` unchanged)."""
         start = time.perf_counter()
         keep_zero_adv = self.cfg.kl_coef > 0
         kept = [s for s in samples if keep_zero_adv or s.advantage != 0.0]
@@ -341,8 +372,7 @@ class Trainer:
         if n_seq == 0:
             metrics.update(
                 loss=0.0, clip_fraction=0.0, kl=0.0, ratio_mean=1.0, ratio_max=1.0, tis_mean=1.0,
-                grad_norm=0.0, tokens_per_s=0.0, step_time_s=time.perf_counter() - start,
-                version=float(self.version), nonfinite_skipped=0.0,
+                grad_norm=0.0, tokens_per_s=0.0, step_time_s=time.perf_counter() - start, nonfinite_skipped=0.0,
             )  # fmt: skip
             return metrics
 
@@ -354,7 +384,7 @@ class Trainer:
         skipped = 0
         n_fwd = 0
         for epoch in range(self.cfg.ppo_epochs):
-            self.optimizer.zero_grad(set_to_none=True)
+            optimizer.zero_grad(set_to_none=True)
             for i, mb in enumerate(batches):
                 CPU_SHARE.fit_threads()  # the engine may have started or ended a batch since the last one
                 mask = mb.mask.to(self.device)
@@ -376,11 +406,10 @@ class Trainer:
             norm = torch.nn.utils.clip_grad_norm_(self._params, self.cfg.max_grad_norm)
             grad_norm = float(norm.item())
             if math.isfinite(grad_norm):
-                self.optimizer.step()
+                optimizer.step()
             else:  # a NaN/inf gradient would poison the adapter and Adam's moments: skip it
                 skipped += 1
-        self.optimizer.zero_grad(set_to_none=True)
-        self.version += 1
+        optimizer.zero_grad(set_to_none=True)
         elapsed = time.perf_counter() - start
         metrics.update(sums.means(n_trained))
         metrics.update(
@@ -388,10 +417,8 @@ class Trainer:
             nonfinite_skipped=float(skipped),
             tokens_per_s=n_fwd / elapsed if elapsed > 0 else 0.0,
             step_time_s=elapsed,
-            version=float(self.version),
         )
         metrics.update(agreement_metrics(torch.cat(onpolicy) if onpolicy else torch.zeros(0)))
-        release_free_memory()  # this step's activations: not resident through the next generation
         return metrics
 
     def _grpo_loss(
@@ -533,15 +560,17 @@ class Trainer:
         self.load_adapter_weights(adapter)
         self.optimizer = self._new_optimizer()
         self.sft_optimizer = self._new_optimizer()
+        self.designer_optimizer = self._new_optimizer()
         self.version = 1
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume exactly: adapter, both optimizers, version, RNG states."""
+        """Everything needed to resume exactly: adapter, the three optimizers, version, RNG states."""
         state: dict[str, Any] = {
             "version": self.version,
             "adapter": self._adapter_state(),
             "optimizer": _snapshot(self.optimizer.state_dict()),
             "sft_optimizer": _snapshot(self.sft_optimizer.state_dict()),
+            "designer_optimizer": _snapshot(self.designer_optimizer.state_dict()),
             "torch_rng": torch.get_rng_state(),
             "tis_cap": self.tis_cap,
         }
@@ -557,6 +586,9 @@ class Trainer:
         self.sft_optimizer = self._new_optimizer()  # checkpoints before 2026-12-06 have none: fresh moments
         if "sft_optimizer" in state:
             self.sft_optimizer.load_state_dict(_snapshot(state["sft_optimizer"]))
+        self.designer_optimizer = self._new_optimizer()  # checkpoints before 2026-12-07 have none
+        if "designer_optimizer" in state:
+            self.designer_optimizer.load_state_dict(_snapshot(state["designer_optimizer"]))
         self.version = int(state["version"])
         self.tis_cap = float(state.get("tis_cap", self.tis_cap))
         torch.set_rng_state(state["torch_rng"])

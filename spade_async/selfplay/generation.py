@@ -46,7 +46,7 @@ from spade_async.selfplay.design.failures import failure_summary
 from spade_async.selfplay.design.library_pool import library_examples, library_parent, library_records
 from spade_async.selfplay.design.novelty import KnownCodes, code_key, copy_reason
 from spade_async.selfplay.design.origins import mutation_flags
-from spade_async.selfplay.design.similarity import nearest, shipped_files
+from spade_async.selfplay.design.similarity import near_copy_reason, nearest, shipped_files
 from spade_async.selfplay.design.status import GPU_DOC, is_small_model
 from spade_async.selfplay.health import vendi_score
 from spade_async.selfplay.prompts import pick_mutation
@@ -84,6 +84,16 @@ def reject_copies(designs: list[Design], known: set[str], library: frozenset[str
             d.admitted = False
             d.reasons.append(why)
             d.copied = True
+
+
+def reject_near_copies(designs: list[Design], limit: float) -> None:
+    """Mark every admitted design more alike than ``limit`` to its nearest shipped file as not
+    admitted (``selfplay.max_library_similarity``); it keeps its ``nearest`` for the console."""
+    for d in designs:
+        why = near_copy_reason(d.nearest, limit) if d.admitted else None
+        if why:
+            d.admitted = False
+            d.reasons.append(why)
 
 
 class EnvGenerator:
@@ -159,6 +169,7 @@ class EnvGenerator:
         reject_copies(designs, self.known.keys(), self.library_keys)
         keepers = duplicate_keepers(designs)
         await self._measure_similarity(designs)
+        reject_near_copies(designs, self.sp.max_library_similarity)
         carried = {e.env_id for e in self.curriculum.live}  # pinned environments (selfplay.steering)
         for i, d in enumerate(designs):
             if d.admitted and d.code and (keepers[code_key(d.code)] != i or env_id_for(d.code) in carried):

@@ -17,8 +17,16 @@ from tests.integration.test_pipeline import alternating_designer, heads_if_hinte
 pytestmark = pytest.mark.anyio
 
 
-async def run_lines(tmp_path: Path, designer: object, *, model: str | None = None, console: bool = True) -> list[str]:
+async def run_lines(
+    tmp_path: Path,
+    designer: object,
+    *,
+    model: str | None = None,
+    console: bool = True,
+    max_library_similarity: float = 1.0,
+) -> list[str]:
     cfg = make_config(tmp_path, mode="spade", skills_per_regen=1, repair_turns=0)
+    cfg.selfplay.max_library_similarity = max_library_similarity
     cfg.run.max_steps = 3  # generations at steps 1 and 3
     if model is not None:
         cfg.model.name = model
@@ -78,6 +86,34 @@ async def test_an_admitted_design_names_its_nearest_shipped_file_on_the_console_
 
     report = summary(read_run(tmp_path / "run" / "run.sqlite"), tmp_path / "run")
     assert "- admitted at step 1: env " in report and f"nearest library file {source.name} (1.00)" in report
+
+
+async def test_a_near_copy_of_a_shipped_file_is_rejected_when_the_switch_is_on(tmp_path: Path) -> None:
+    """The wire: with ``selfplay.max_library_similarity`` below a design's ratio to its nearest
+    shipped file, the run rejects it (console line, event) and records it as invalid; the
+    identical designs after it are copies of that record."""
+    from spade_async.envlib import load_envlib
+    from spade_async.memory.readonly import open_readonly
+
+    source = load_envlib()[0]
+    edited = source.code.replace("class ", "class Edited", 1)
+
+    def near_copy(prompt: str, rng: object) -> str:
+        return f"```python\n{edited}```"
+
+    lines = await run_lines(tmp_path, near_copy, max_library_similarity=0.95)
+    designs = [ln for ln in lines if ln.startswith("  design ")]
+    assert designs and not any(": admitted" in ln for ln in designs), designs
+    assert f": rejected: near-copy of library file {source.name}" in designs[0], designs  # later ones copy it
+    conn = open_readonly(tmp_path / "run" / "run.sqlite")
+    try:
+        events = conn.execute("SELECT kind, message FROM events WHERE kind IN ('admitted', 'rejected')").fetchall()
+        rows = conn.execute("SELECT status FROM environments WHERE origin != 'seed'").fetchall()
+    finally:
+        conn.close()
+    assert events and {kind for kind, _ in events} == {"rejected"}, events
+    assert re.search(rf"near-copy of library file {source.name} \(0\.99\d > 0\.95\)", events[0][1]), events[0][1]
+    assert [tuple(r) for r in rows] == [("invalid",)]
 
 
 async def test_an_embedded_model_that_designs_nothing_is_told_apart_once(tmp_path: Path) -> None:

@@ -129,3 +129,53 @@ def test_a_replay_step_leaves_the_grpo_steps_adam_moments_alone(small_model_dir:
     for mine, theirs in ((trainer.optimizer, other.optimizer), (trainer.sft_optimizer, other.sft_optimizer)):
         assert all(torch.equal(a, b) for a, b in zip(_moments(mine), _moments(theirs), strict=True))
         assert len(_moments(theirs)) == len(_moments(mine))
+
+
+def _adapter_distance(a: Trainer, b: Trainer) -> float:
+    left, right = a._adapter_state(), b._adapter_state()
+    return float(sum((left[k] - right[k]).float().pow(2).sum() for k in left) ** 0.5)
+
+
+def _with_own_logprobs(trainer: Trainer, samples: list[TrainSample]) -> list[TrainSample]:
+    for s, lp in zip(samples, trainer.logprobs(samples), strict=True):
+        trained = [i for i, m in enumerate(s.loss_mask) if m]
+        for i, v in zip(trained, lp.tolist(), strict=True):
+            s.behaviour_logprobs[i] = v
+    return samples
+
+
+def test_designer_samples_take_a_step_of_their_own_at_learner_designer_lr(small_model_dir: Path) -> None:
+    """``learner.designer_lr``: the agent's samples move the adapter as they would alone, the
+    designer's add a step at their own rate with Adam moments of their own; one version."""
+
+    def trainer(designer_lr: float | None) -> Trainer:
+        cfg = LearnerConfig(lr=1e-2, loss_agg="dapo", ppo_epochs=1, kl_coef=0.0, designer_lr=designer_lr)
+        return Trainer(str(small_model_dir), ModelConfig(lora_rank=4, lora_alpha=8), cfg, seed=0)
+
+    def batch(t: Trainer, with_design: bool = True) -> list[TrainSample]:
+        agent = [sample("agent", 2, 4, 1.0, 0), sample("agent", 2, 4, -1.0, 7)]
+        return _with_own_logprobs(t, [*agent, sample("designer", 2, 20, 2.0, 11)] if with_design else agent)
+
+    agent_only, shared, own, own_fast = trainer(None), trainer(None), trainer(1e-5), trainer(1e-2)
+    agent_only.train_step(batch(agent_only, with_design=False))
+    shared.train_step(batch(shared))
+    version = own.version
+    metrics = own.train_step(batch(own))
+    own_fast.train_step(batch(own_fast))
+    assert own.version == version + 1 and metrics["version"] == version + 1
+    assert metrics["designer_samples"] == 1.0 and metrics["n_samples"] == 2.0
+    assert own.designer_optimizer.state and not own.sft_optimizer.state
+    # At 1e-5 the design barely moves the adapter past the agent's step; in the shared step, or at
+    # the agent's own rate in its own step, it moves it about as far as the agent's samples do.
+    assert _adapter_distance(own, agent_only) < 0.01 * _adapter_distance(shared, agent_only)
+    assert _adapter_distance(own_fast, agent_only) > 50 * _adapter_distance(own, agent_only)
+    # A step with only designer samples still makes one version; the moments come back from a checkpoint.
+    only = own.train_step(_with_own_logprobs(own, [sample("designer", 2, 20, -1.0, 3)]))
+    assert own.version == version + 2 and only["n_samples"] == 0.0 and only["designer_samples"] == 1.0
+    other = trainer(1e-5)
+    other.load_state_dict(own.state_dict())
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(_moments(own.designer_optimizer), _moments(other.designer_optimizer), strict=True)
+    )
+    assert len(_moments(other.designer_optimizer)) == len(_moments(own.designer_optimizer)) > 0

@@ -58,3 +58,19 @@ def nearest(code: str, files: tuple[tuple[str, str], ...]) -> Nearest | None:
         if best is None or ratio > best.ratio:
             best = Nearest(name, round(ratio, 4))
     return best
+
+
+def near_copy_reason(found: Nearest | None, limit: float) -> str | None:
+    """Why a design whose nearest shipped file is ``found`` is a near-copy under ``limit``
+    (``selfplay.max_library_similarity``), or None when it is not one.
+
+    >>> near_copy_reason(Nearest("guess.py", 0.97), 0.95)
+    'near-copy of library file guess.py (0.970 > 0.95)'
+    >>> near_copy_reason(Nearest("guess.py", 0.95), 0.95) is None
+    True
+    >>> near_copy_reason(None, 0.5) is None
+    True
+    """
+    if found is None or found.ratio <= limit:
+        return None
+    return f"near-copy of library file {found.name} ({found.ratio:.3f} > {limit:g})"
