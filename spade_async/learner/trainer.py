@@ -586,7 +586,7 @@ class Trainer:
         self.sft_optimizer = self._new_optimizer()  # checkpoints before 2026-12-06 have none: fresh moments
         if "sft_optimizer" in state:
             self.sft_optimizer.load_state_dict(_snapshot(state["sft_optimizer"]))
-        self.designer_optimizer = self._new_optimizer()  # checkpoints before 2026-12-07 have none
+        self.designer_optimizer = self._new_optimizer()  # checkpoints from before learner.designer_lr have none
         if "designer_optimizer" in state:
             self.designer_optimizer.load_state_dict(_snapshot(state["designer_optimizer"]))
         self.version = int(state["version"])
