@@ -390,6 +390,11 @@ def test_ctrl_c_in_env_play_exits_at_once() -> None:
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: the real CLI on a terminal
+        # as an interactive shell starts a foreground job: Ctrl-C not ignored, not blocked. A test
+        # run started in the background of a script (`cmd &`) inherits SIGINT ignored, and exec
+        # keeps that, so without this the CLI never sees the Ctrl-C typed below.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         os.chdir(ROOT)
         os.environ["PYTHONPATH"] = str(ROOT)
         os.execv(sys.executable, [sys.executable, "-m", "spade_async.cli", "env", "play", "mastermind", "--seed", "1"])
