@@ -313,6 +313,12 @@ class SelfPlayConfig(Section):
     design that failed its last check (a switch, docs/rewards.md). 1.0: off, as in the paper;
     exact copies are rejected either way. A small warm-started designer otherwise earns its
     reward by editing one number of a file it memorised."""
+    fill_from: Literal["memory", "seeds"] = "memory"
+    """Where the live set's empty places (designs that were rejected) are filled from:
+    `memory`, any valid environment in the run's memory (the seeds and the run's past designs);
+    `seeds`, the run's seed environments only (a switch, docs/rewards.md), so the games the
+    agent is evaluated on keep their share of its plays when the admitted designs are new games
+    unlike them."""
     train_designer: bool = True
     """Train the designer role (with delayed, TIS-corrected updates)."""
 

@@ -193,7 +193,7 @@ class EnvGenerator:
         filled = await self._fill_from_memory(step)
         admitted = sum(1 for d in designs if d.admitted)
         if self.report is not None:
-            for line in design_lines(step, designs, filled):
+            for line in design_lines(step, designs, filled, seeds_only=self.sp.fill_from == "seeds"):
                 self.report(line)
             if designs and not admitted and is_small_model(self.cfg.model.name) and not self._told_small:
                 self._told_small = True
@@ -383,13 +383,16 @@ class EnvGenerator:
         return LiveEnv(env_id_for(seed_env.source), seed_env.source, seed_env.hint, seed_env.skill, "seed", step)
 
     async def _fill_from_memory(self, step: int) -> int:
-        """Top up the live set with valid memory environments when too few designs passed;
-        returns how many were added."""
+        """Top up the live set with valid memory environments when too few designs passed
+        (only the seed environments with ``selfplay.fill_from = "seeds"``); returns how many
+        were added."""
         missing = self.sp.envs_per_step - len(self.curriculum.live)
         if missing <= 0:
             return 0
         live_ids = {e.env_id for e in self.curriculum.live}
         memory = await self._memory(played_only=False)
+        if self.sp.fill_from == "seeds":
+            memory = [c for c in memory if c.origin == "seed"]
         pool = [c for c in memory if c.id not in live_ids and c.hint and c.id not in self.curriculum.retired_by_hand]
         picked = self.curriculum.rng.sample(pool, min(missing, len(pool)))
         for rec in picked:
@@ -401,9 +404,12 @@ class EnvGenerator:
         return len(picked)
 
 
-def design_lines(step: int, designs: list[Design], filled: int, width: int = 160) -> list[str]:
+def design_lines(
+    step: int, designs: list[Design], filled: int, *, seeds_only: bool = False, width: int = 160
+) -> list[str]:
     """Console lines for one generation: each design's verdict (with its first rejection
-    reason), then how many admitted and how many environments memory supplied."""
+    reason), then how many admitted and how many environments memory supplied (only seed games
+    with ``seeds_only``: ``selfplay.fill_from``)."""
     lines = []
     for i, d in enumerate(designs, 1):
         verdict = "admitted" if d.admitted else "rejected: " + (d.reasons[0] if d.reasons else "no reason recorded")
@@ -414,5 +420,6 @@ def design_lines(step: int, designs: list[Design], filled: int, width: int = 160
     admitted = sum(1 for d in designs if d.admitted)
     summary = f"step {step + 1:>4} | designer: {admitted}/{len(designs)} designs admitted"
     if filled:
-        summary += f"; {filled} environment(s) from memory (seed games or past designs) fill the live pool"
+        source = "the seed games" if seeds_only else "memory (seed games or past designs)"
+        summary += f"; {filled} environment(s) from {source} fill the live pool"
     return [summary, *lines]
