@@ -316,9 +316,9 @@ class SelfPlayConfig(Section):
     fill_from: Literal["memory", "seeds"] = "memory"
     """Where the live set's empty places (designs that were rejected) are filled from:
     `memory`, any valid environment in the run's memory (the seeds and the run's past designs);
-    `seeds`, the run's seed environments only (a switch, docs/rewards.md), so the games the
-    agent is evaluated on keep their share of its plays when the admitted designs are new games
-    unlike them."""
+    `seeds`, the run's seed environments only, the least played in this run first (a switch,
+    docs/rewards.md), so the games the agent is evaluated on keep their share of its plays when
+    the admitted designs are new games unlike them, and each of them takes its turn."""
     train_designer: bool = True
     """Train the designer role (with delayed, TIS-corrected updates)."""
 

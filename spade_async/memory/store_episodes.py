@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from spade_async.memory.records import EpisodeRecord, StepRecord
@@ -68,6 +69,20 @@ class EpisodeRecords(StoreBase):
             params.append(step)
         rows = await self._fetchall(f"SELECT * FROM episodes WHERE {' AND '.join(where)} ORDER BY id", params)
         return [_episode_from_row(r) for r in rows]
+
+    async def plain_play_counts(self, env_ids: Sequence[str]) -> dict[str, int]:
+        """Plain (unhinted) plays of each of ``env_ids`` in the current run (0 for one never
+        played): how often the agent has trained on it."""
+        ids = list(dict.fromkeys(env_ids))
+        if not ids:
+            return {}
+        rows = await self._fetchall(
+            f"SELECT env_id, COUNT(*) AS n FROM episodes WHERE hinted = 0 AND run_id = ? "
+            f"AND env_id IN ({', '.join('?' * len(ids))}) GROUP BY env_id",
+            (self._need_run(), *ids),
+        )
+        counts = {r["env_id"]: int(r["n"]) for r in rows}
+        return {i: counts.get(i, 0) for i in ids}
 
     async def record_step(self, step: int, adapter_version: int, metrics: dict[str, Any], wall_s: float) -> None:
         """Insert or replace the step's metrics row (NaN and inf are stored as JSON null)."""

@@ -384,8 +384,8 @@ class EnvGenerator:
 
     async def _fill_from_memory(self, step: int) -> int:
         """Top up the live set with valid memory environments when too few designs passed
-        (only the seed environments with ``selfplay.fill_from = "seeds"``); returns how many
-        were added."""
+        (with ``selfplay.fill_from = "seeds"`` only the seed environments, the least played in
+        this run first); returns how many were added."""
         missing = self.sp.envs_per_step - len(self.curriculum.live)
         if missing <= 0:
             return 0
@@ -394,7 +394,12 @@ class EnvGenerator:
         if self.sp.fill_from == "seeds":
             memory = [c for c in memory if c.origin == "seed"]
         pool = [c for c in memory if c.id not in live_ids and c.hint and c.id not in self.curriculum.retired_by_hand]
-        picked = self.curriculum.rng.sample(pool, min(missing, len(pool)))
+        if self.sp.fill_from == "seeds":  # the least played first: every seed game takes its turn
+            plays = await self.store.plain_play_counts([c.id for c in pool])
+            self.curriculum.rng.shuffle(pool)  # ties in a random order
+            picked = sorted(pool, key=lambda c: plays[c.id])[:missing]
+        else:
+            picked = self.curriculum.rng.sample(pool, min(missing, len(pool)))
         for rec in picked:
             self.curriculum.live.append(LiveEnv(rec.id, rec.code, rec.hint, rec.skill or "unknown", rec.origin, step))
         if missing > len(pool):
