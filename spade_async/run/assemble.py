@@ -200,13 +200,13 @@ def check_run_dir(run_dir: Path, resume: bool) -> None:
     folder = RunDir(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise RunDirError(f"run.run_dir {run_dir} is a file, not a folder; choose another run.run_dir")
-    if not resume and folder.db.exists():
-        raise RunError(
+    if not resume and folder.db.exists():  # the request does not fit the folder: a usage problem, exit 2
+        raise RunDirError(
             f"{run_dir} already holds a run; --resume continues it (from its newest checkpoint, or "
             "from step 1 in the same folder when it has none yet), or choose another run.run_dir"
         )
     if resume and not folder.db.exists() and not folder.config.exists():
-        raise RunError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
+        raise RunDirError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
     folder.check_database()
     if folder.lock_file.exists():  # in use now? (the lock itself is taken by _prepare_run_dir)
         folder.lock().acquire().release()

@@ -232,7 +232,7 @@ def test_a_run_killed_before_its_first_checkpoint_starts_over_in_the_same_folder
     killed = spade(run_dir, pool, model, kill_at="generate:3")  # inside step 1, no checkpoint yet
     assert killed.returncode == -9
     again = spade(run_dir, pool, model)
-    assert again.returncode == 1
+    assert again.returncode == 2  # a usage problem: the folder holds a run and --resume was not given
     assert "already holds a run; --resume continues it" in again.stderr and "from step 1" in again.stderr
     resumed = spade(run_dir, pool, model, resume=True)
     assert resumed.returncode == 0, resumed.stderr[-2000:]

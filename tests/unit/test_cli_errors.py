@@ -85,3 +85,22 @@ def test_verbose_is_read_before_or_after_the_subcommand(
     assert seen == [True]
     CliRunner().invoke(cli, ["report", str(tmp_path / "missing")])
     assert seen == [True, False]  # quiet by default
+
+
+def test_run_on_a_folder_that_does_not_fit_the_request_is_a_usage_error(tmp_path: Path) -> None:
+    """``run`` where a run already is (no --resume), and ``run --resume`` where none is: exit 2,
+    one line saying what to do, and the folder left as it was."""
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "run.sqlite").write_bytes(b"")
+    argv = ["run", "tiny", "--headless", "--set", f'run.run_dir="{taken}"']
+    code, out, err = _invoke(argv, taken, tmp_path)
+    assert code == 2, (out, err)
+    assert err.startswith(f"error: {taken} already holds a run; --resume continues it") and err.count("\n") == 1
+    assert sorted(p.name for p in taken.iterdir()) == ["run.sqlite"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = _invoke(["run", "tiny", "--headless", "--resume", "--set", f'run.run_dir="{empty}"'], empty, tmp_path)
+    assert code == 2, (out, err)
+    assert err == f"error: nothing to resume in {empty} (no run.sqlite); start it without --resume\n"
+    assert list(empty.iterdir()) == []
