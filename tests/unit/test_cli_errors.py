@@ -100,7 +100,9 @@ def test_run_on_a_folder_that_does_not_fit_the_request_is_a_usage_error(tmp_path
     assert sorted(p.name for p in taken.iterdir()) == ["run.sqlite"]
     empty = tmp_path / "empty"
     empty.mkdir()
-    code, out, err = _invoke(["run", "tiny", "--headless", "--resume", "--set", f'run.run_dir="{empty}"'], empty, tmp_path)
+    code, out, err = _invoke(
+        ["run", "tiny", "--headless", "--resume", "--set", f'run.run_dir="{empty}"'], empty, tmp_path
+    )
     assert code == 2, (out, err)
     assert err == f"error: nothing to resume in {empty} (no run.sqlite); start it without --resume\n"
     assert list(empty.iterdir()) == []
