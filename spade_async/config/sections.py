@@ -382,6 +382,14 @@ class LearnerConfig(Section):
     step over both roles at `lr`, as in the paper. Adam moves every weight by about its rate
     whatever a gradient's scale, so a few designer samples in the shared step move the adapter
     as far as the agent's many; their own rate sets how far the designer's reward moves it."""
+    adapters: Literal["shared", "per_role"] = "shared"
+    """`shared`: one LoRA adapter for both roles, as in the paper. `per_role` (a switch,
+    docs/rewards.md): from the run's first update on, the designer's writing has LoRA weights of
+    its own -- trained by the designer's samples and the warm start's replay, served for the
+    designer's prompts and hints -- and the agent's are trained by the agent's samples only, so the
+    agent's updates no longer wear away what the warm start taught the designer. Both start from
+    the same weights (the warm start's). The HF engine only; the adapter folder holds the
+    designer's weights in its `designer/` subfolder."""
 
 
 class CorpusConfig(Section):
@@ -718,6 +726,12 @@ class Config(Section):
             raise ValueError(
                 f"selfplay.skills_per_regen: {self.selfplay.skills_per_regen} exceeds the number of skills "
                 f"({len(self.selfplay.skills)})"
+            )
+        if self.learner.adapters == "per_role" and (self.engine.backend != "hf" or self.cluster.engine_replicas):
+            where = 'engine.backend = "vllm"' if self.engine.backend != "hf" else "cluster.engine_replicas"
+            raise ValueError(
+                f'learner.adapters = "per_role" with {where}: only the HF engine on this machine serves '
+                'each role its own weights; use engine.backend = "hf" without engine replicas, or adapters = "shared"'
             )
         cluster_engine_problem(self)
         return self

@@ -28,6 +28,12 @@ Why leader batching: the agent plays many episodes concurrently and each turn as
 completion. ``generate`` queues its requests, and whichever caller holds the model lock
 drains the whole queue in batches (grouped by temperature/top_p) in a worker thread, so
 concurrent single requests become one batched forward. No background task is needed.
+
+Why batches are also grouped by side (designer and hint, or everyone else): an adapter folder
+with a ``designer/`` subfolder (``learner.adapters = "per_role"``) holds the designer's own
+LoRA weights, swapped in for a designer-side batch (a few ms: the deltas are set, nothing is
+merged unless `engine.merge_lora`); each side then keeps its own prefix cache, since cached
+activations belong to the weights that made them.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from spade_async.engine.attention import MAX_QUERY_TOKENS, use_cpu_decode_attent
 from spade_async.engine.base import Completion, GenerationRequest, stop_token_ids
 from spade_async.engine.lean_decode import DecodeCache, LeanDecoder, lean_decode_refusal
 from spade_async.engine.loops import LOOP, loop_guard
-from spade_async.engine.lora import apply_lora, read_lora
+from spade_async.engine.lora import DESIGNER_ROLES, DESIGNER_SUBFOLDER, LoRAWeights, apply_lora, read_lora
 from spade_async.engine.packed import pack_linears
 from spade_async.engine.prefix_cache import Layers, PrefixCache, assemble, build_cache, cache_layers
 from spade_async.engine.tokens import TokenizerHelpers
@@ -120,6 +126,12 @@ class HFEngine(TokenizerHelpers):
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._pending: list[_Slot] = []
         self.prefix_cache = PrefixCache(max_entries=prefix_cache_entries, max_bytes=prefix_cache_bytes)
+        self.designer_prefix_cache = PrefixCache(max_entries=prefix_cache_entries, max_bytes=prefix_cache_bytes)
+        """The designer side's cache while the adapter gives it weights of its own."""
+        self._lora: LoRAWeights | None = None
+        self._designer_lora: LoRAWeights | None = None
+        """The adapter's ``designer/`` weights (None: the one adapter serves both sides)."""
+        self._serving_designer = False
         self._lock = anyio.Lock()
         self.generated_tokens = 0
         self.generate_seconds = 0.0
@@ -146,9 +158,11 @@ class HFEngine(TokenizerHelpers):
         return [s.result for s in slots if s.result is not None]
 
     def _take_batch(self) -> list[_Slot]:
-        head = self._pending[0].request.sampling
-        key = (head.temperature, head.top_p)
-        batch = [s for s in self._pending if (s.request.sampling.temperature, s.request.sampling.top_p) == key]
+        def key(request: GenerationRequest) -> tuple[float, float, bool]:
+            return (request.sampling.temperature, request.sampling.top_p, request.role in DESIGNER_ROLES)
+
+        head = key(self._pending[0].request)
+        batch = [s for s in self._pending if key(s.request) == head]
         batch = batch[: self.batch_size]
         taken = {id(s) for s in batch}
         self._pending = [s for s in self._pending if id(s) not in taken]
@@ -168,7 +182,8 @@ class HFEngine(TokenizerHelpers):
         ]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_token_id
         prompts = [list(r.prompt_ids) for r in requests]
-        hits = [self.prefix_cache.lookup(p) for p in prompts]
+        cache = self._serve(requests[0].role in DESIGNER_ROLES)
+        hits = [cache.lookup(p) for p in prompts]
         if self.ragged_prefill and _mostly_padding(
             [len(p) - cached for p, (cached, _) in zip(prompts, hits, strict=True)]
         ):
@@ -196,7 +211,7 @@ class HFEngine(TokenizerHelpers):
         tokens = rows.tokens
         batch_layers = lean.layers() if lean is not None else cache_layers(past)
         for i, prompt in enumerate(prompts):  # keep each row's KV for the episode's next turn
-            self.prefix_cache.store(prompt + tokens[i][:-1], batch_layers, i, width - len(prompt))
+            cache.store(prompt + tokens[i][:-1], batch_layers, i, width - len(prompt))
         self.generated_tokens += sum(len(t) for t in tokens)
         release_free_memory()  # the batch's freed KV and logits go back to the system
         self.generate_seconds += time.perf_counter() - t0
@@ -273,9 +288,23 @@ class HFEngine(TokenizerHelpers):
 
     def _load_adapter_sync(self, version: int, path: str) -> None:
         # engine/lora.py: not PEFT's layers; merged: W + B A from the kept base weights, repacked
-        self.adapted_layers = apply_lora(self.model, read_lora(path), merge=self.merge_lora)
+        lora = read_lora(path)
+        designer = Path(path) / DESIGNER_SUBFOLDER
+        designer_lora = read_lora(designer) if designer.is_dir() else None
+        self.adapted_layers = apply_lora(self.model, lora, merge=self.merge_lora)
+        self._lora, self._designer_lora, self._serving_designer = lora, designer_lora, False
         self.adapter_version = version
         self.prefix_cache.clear()  # cached activations belong to the old weights
+        self.designer_prefix_cache.clear()
+
+    def _serve(self, designer_side: bool) -> PrefixCache:
+        """Put the weights of a batch's side in the model; returns that side's prefix cache."""
+        if self._designer_lora is None:
+            return self.prefix_cache
+        if designer_side != self._serving_designer:
+            apply_lora(self.model, self._designer_lora if designer_side else self._lora, merge=self.merge_lora)
+            self._serving_designer = designer_side
+        return self.designer_prefix_cache if designer_side else self.prefix_cache
 
     async def aclose(self) -> None:
         self._pending.clear()

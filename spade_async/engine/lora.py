@@ -48,7 +48,24 @@ from torch import nn
 from spade_async.engine.packed import repack_linears
 from spade_async.util.errors import UserError
 
-__all__ = ["FLOAT32_DELTA_ROWS", "AdapterFormatError", "LoRALinear", "LoRAWeights", "apply_lora", "read_lora"]
+__all__ = [
+    "DESIGNER_ROLES",
+    "DESIGNER_SUBFOLDER",
+    "FLOAT32_DELTA_ROWS",
+    "AdapterFormatError",
+    "LoRALinear",
+    "LoRAWeights",
+    "apply_lora",
+    "read_lora",
+]
+
+DESIGNER_SUBFOLDER = "designer"
+"""Subfolder of an adapter folder with the designer's own LoRA weights (``learner.adapters =
+"per_role"``); without it both roles are served the folder's one adapter."""
+
+DESIGNER_ROLES = frozenset({"designer", "hint"})
+"""Request roles served the designer's weights when an adapter has them: its environments and
+their hints. Every other role (the agent, the probe) gets the folder's own adapter."""
 
 FLOAT32_DELTA_ROWS = 16
 """Rows (tokens) from which a delta is computed in the layer's own dtype instead of float32.

@@ -54,6 +54,14 @@ Choices and deviations:
 - ``learner.designer_lr`` (a switch, off by default): the designer's samples of a step are
   trained in a GRPO step of their own, after the agent's, by a third optimizer
   (``designer_optimizer``, also checkpointed) at that rate. One update, one ``version``.
+- ``learner.adapters = "per_role"`` (a switch, off by default; the paper shares one adapter):
+  at the run's first GRPO update the LoRA weights split in two. The model holds the agent's;
+  the designer's (``designer_weights``) are swapped in for the designer's own GRPO step (as
+  with ``designer_lr``: its own optimizer, at ``designer_lr`` or ``lr``) and for supervised
+  steps on designer samples (the warm start's replay), then swapped out again. Adam's moments
+  stay right: each optimizer only ever steps one role's weights. ``save_adapter`` writes the
+  designer's into the folder's ``designer/`` subfolder, which the HF engine serves for the
+  designer's prompts and hints; a checkpoint holds both.
 """
 
 from __future__ import annotations
@@ -73,6 +81,7 @@ import torch
 from torch import Tensor
 
 from spade_async.config import LearnerConfig, ModelConfig
+from spade_async.engine.lora import DESIGNER_SUBFOLDER
 from spade_async.hardware.allocator import release_free_memory
 from spade_async.hardware.cpu_share import CPU_SHARE
 from spade_async.hardware.device import resolve_dtype
@@ -257,6 +266,29 @@ class Trainer:
         self.optimizer = self._new_optimizer()
         self.sft_optimizer = self._new_optimizer()
         self.designer_optimizer = self._new_optimizer()
+        self.designer_weights: dict[str, Tensor] | None = None
+        """``learner.adapters = "per_role"``: the designer's LoRA weights, while the model holds the
+        agent's (None: not split yet, or shared)."""
+
+    @property
+    def per_role(self) -> bool:
+        """Whether each role trains LoRA weights of its own (``learner.adapters``)."""
+        return self.cfg.adapters == "per_role"
+
+    @contextlib.contextmanager
+    def _designer_weights(self) -> Iterator[None]:
+        """The designer's weights in the model for the block, the agent's back after it (the
+        designer's kept as the block left them); with one shared set, nothing to swap."""
+        if self.designer_weights is None:
+            yield
+            return
+        agent = self._adapter_state()
+        self._set_adapter_state(self.designer_weights)
+        try:
+            yield
+        finally:
+            self.designer_weights = self._adapter_state()
+            self._set_adapter_state(agent)
 
     def _new_optimizer(self) -> torch.optim.AdamW:
         return torch.optim.AdamW(self._params, lr=self.cfg.lr, weight_decay=self.cfg.weight_decay)
@@ -330,15 +362,18 @@ class Trainer:
         when anything was trained. With ``learner.designer_lr`` the designer's samples take a
         step of their own after the others' (``designer_optimizer``); their figures are
         ``designer_loss``, ``designer_grad_norm`` and ``designer_samples``."""
-        if self.cfg.designer_lr is None:
+        if self.per_role and self.designer_weights is None:
+            self.designer_weights = self._adapter_state()  # the split: both from the weights the run started with
+        if self.cfg.designer_lr is None and not self.per_role:
             metrics = self._grpo_update(samples, self.optimizer)
         else:
             metrics = self._grpo_update([s for s in samples if s.role != "designer"], self.optimizer)
             designer = [s for s in samples if s.role == "designer"]
             if designer:
                 for group in self.designer_optimizer.param_groups:
-                    group["lr"] = self.cfg.designer_lr
-                own = self._grpo_update(designer, self.designer_optimizer)
+                    group["lr"] = self.cfg.designer_lr or self.cfg.lr
+                with self._designer_weights():
+                    own = self._grpo_update(designer, self.designer_optimizer)
                 metrics.update(
                     designer_loss=own["loss"], designer_grad_norm=own["grad_norm"], designer_samples=own["n_samples"]
                 )
@@ -472,10 +507,23 @@ class Trainer:
         unless ``new_version`` is False (the warm start's replay after a GRPO step, which made
         the version already). ``max_seq_len`` (default ``learner.max_seq_len``): a design
         prompt with its whole file is longer than most GRPO samples. ``lr`` (default
-        ``learner.lr``): the warm start's own rate.
+        ``learner.lr``): the warm start's own rate. With ``learner.adapters = "per_role"``, once
+        split, designer samples (the replay) train the designer's weights and others the agent's.
         """
-        start = time.perf_counter()
         kept = [replace(s, temperature=1.0) for s in samples if any(s.loss_mask)]
+        roles = {s.role == "designer" for s in kept}
+        if self.designer_weights is not None and roles == {True}:
+            with self._designer_weights():
+                return self._supervised(kept, max_seq_len, lr, new_version)
+        if self.designer_weights is not None and len(roles) > 1:
+            raise ValueError("a supervised step with per-role adapters takes one role's samples, not both")
+        return self._supervised(kept, max_seq_len, lr, new_version)
+
+    def _supervised(
+        self, kept: list[TrainSample], max_seq_len: int | None, lr: float | None, new_version: bool
+    ) -> dict[str, float]:
+        """``supervised_step`` on the weights in the model now."""
+        start = time.perf_counter()
         batches = self._micro_batches(kept, max_seq_len or self.cfg.max_seq_len)
         n_trained = sum(mb.n_trained for mb in batches)
         if n_trained == 0:
@@ -522,6 +570,9 @@ class Trainer:
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
         try:
             self.model.save_pretrained(str(tmp), safe_serialization=True)
+            if self.per_role:  # before the split the designer's are the same weights
+                with self._designer_weights():
+                    self.model.save_pretrained(str(tmp / DESIGNER_SUBFOLDER), safe_serialization=True)
             old = None
             if path.exists():
                 old = path.parent / f".{path.name}.old-{os.getpid()}-{time.monotonic_ns()}"
@@ -561,6 +612,7 @@ class Trainer:
         self.optimizer = self._new_optimizer()
         self.sft_optimizer = self._new_optimizer()
         self.designer_optimizer = self._new_optimizer()
+        self.designer_weights = None  # both roles start from these weights
         self.version = 1
 
     def state_dict(self) -> dict[str, Any]:
@@ -571,6 +623,7 @@ class Trainer:
             "optimizer": _snapshot(self.optimizer.state_dict()),
             "sft_optimizer": _snapshot(self.sft_optimizer.state_dict()),
             "designer_optimizer": _snapshot(self.designer_optimizer.state_dict()),
+            "designer_adapter": self.designer_weights,
             "torch_rng": torch.get_rng_state(),
             "tis_cap": self.tis_cap,
         }
@@ -589,6 +642,8 @@ class Trainer:
         self.designer_optimizer = self._new_optimizer()  # checkpoints from before learner.designer_lr have none
         if "designer_optimizer" in state:
             self.designer_optimizer.load_state_dict(_snapshot(state["designer_optimizer"]))
+        designer = state.get("designer_adapter")  # absent before learner.adapters; None when shared
+        self.designer_weights = None if designer is None else {k: v.clone() for k, v in designer.items()}
         self.version = int(state["version"])
         self.tis_cap = float(state.get("tis_cap", self.tis_cap))
         torch.set_rng_state(state["torch_rng"])

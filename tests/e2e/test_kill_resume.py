@@ -342,12 +342,17 @@ class Parity(GameEnv):
 """
 
 
-def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: Path, tiny_model_dir: Path) -> None:
+@pytest.mark.parametrize("adapters", ["shared", "per_role"])
+def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(
+    tmp_path: Path, tiny_model_dir: Path, adapters: str
+) -> None:
     """kill -9 inside step 3's learner step, resume: episodes (whose outcomes depend on the sampled
     text, so on the restored weights), per-step learner metrics and the final adapter equal the
     uninterrupted run's. ``--sync``: with overlap, which adapter generated a step depends on timing,
     so only a sequential run is reproducible step for step. Agent turns sample with their own
-    seeds (``selfplay.seeded_sampling``); what remains is float noise from batch composition."""
+    seeds (``selfplay.seeded_sampling``); what remains is float noise from batch composition.
+    With ``learner.adapters = "per_role"`` the designer's own weights (trained here by the warm
+    start's replay) come back from the checkpoint too, and stay apart from the agent's."""
     import json
 
     from safetensors.torch import load_file
@@ -368,6 +373,7 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
             *overrides(run_dir, pool, tiny_model_dir),
             # float32 whatever the CPU: the bounds below are float32 batch-composition noise
             *("--set", 'model.dtype="float32"'),
+            *("--set", f'learner.adapters="{adapters}"'),
             *(["--resume"] if kw.get("resume") else []),
         ]
         env = {k: v for k, v in os.environ.items() if k != "SPADE_ASYNC_KILL_AT"}
@@ -409,3 +415,9 @@ def test_sync_resume_reproduces_the_run_on_a_game_the_policy_decides(tmp_path: P
     # one warm-start replay step after each update, warmstart.replay: measured 1.4e-5); an adapter that
     # was not restored differs by orders of magnitude more.
     assert max(float((ref_w[k] - res_w[k]).abs().max()) for k in ref_w) < 5e-5
+    designer = Path("adapters", f"v{last}", "designer", "adapter_model.safetensors")
+    assert (reference / designer).exists() == (resumed / designer).exists() == (adapters == "per_role")
+    if adapters == "per_role":
+        ref_d, res_d = load_file(str(reference / designer)), load_file(str(resumed / designer))
+        assert max(float((ref_d[k] - res_d[k]).abs().max()) for k in ref_d) < 5e-5
+        assert max(float((ref_d[k] - ref_w[k]).abs().max()) for k in ref_d) > 1e-3  # two sets of weights

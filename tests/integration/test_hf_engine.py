@@ -326,3 +326,51 @@ async def test_a_batch_decodes_as_a_counted_stage_with_its_share_of_the_cores(ti
         CPU_SHARE.configure(None)
     assert seen == [(1, cores)]
     assert CPU_SHARE.running == 0
+
+
+async def test_an_adapter_with_designer_weights_serves_them_to_the_designer_side_only(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """``learner.adapters = "per_role"``: an adapter folder with a ``designer/`` subfolder. Designer
+    and hint requests are computed with the designer's weights, every other request with the
+    folder's own, also when both come in at once and after each other (each side's prefix cache)."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    def random_adapter(folder: Path, seed: int) -> None:
+        torch.manual_seed(seed)
+        model = get_peft_model(
+            AutoModelForCausalLM.from_pretrained(str(tiny_model_dir)),
+            LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False),
+        )
+        model.save_pretrained(str(folder))
+
+    random_adapter(tmp_path / "v1", 1)
+    random_adapter(tmp_path / "v1" / "designer", 2)
+    random_adapter(tmp_path / "designer_alone", 2)
+    engine = HFEngine(tiny_model_dir, seed=0)
+    await engine.load_adapter(1, str(tmp_path / "v1"))
+    agent_ref, designer_ref = HFEngine(tiny_model_dir, seed=0), HFEngine(tiny_model_dir, seed=0)
+    await agent_ref.load_adapter(1, str(tmp_path / "v1"))  # scored by a plain forward: the agent's weights
+    await designer_ref.load_adapter(1, str(tmp_path / "designer_alone"))
+    prompt = engine.chat_prompt([{"role": "user", "content": "Write a game"}])
+
+    def request(role: str, seed: int) -> GenerationRequest:
+        return GenerationRequest(prompt, Sampling(temperature=1.0, max_new_tokens=6, seed=seed), role=role)
+
+    for _ in range(2):  # the second round decodes from each side's cached prefix
+        outs = await engine.generate([request("agent", 1), request("designer", 2), request("hint", 3)])
+        for out, ref in zip(outs, (agent_ref, designer_ref, designer_ref), strict=True):
+            want = forward_logprobs(ref, out.prompt_ids, out.token_ids, 1.0)
+            assert max(abs(a - b) for a, b in zip(want, out.logprobs, strict=True)) < 1e-4
+        agent_lp = forward_logprobs(agent_ref, prompt, outs[1].token_ids, 1.0)
+        assert max(abs(a - b) for a, b in zip(agent_lp, outs[1].logprobs, strict=True)) > 1e-3  # not the agent's
+        assert all(o.adapter_version == 1 for o in outs)
+    assert len(engine.prefix_cache) >= 1 and len(engine.designer_prefix_cache) >= 1
+    # A folder without designer/ serves its one adapter to both sides again.
+    random_adapter(tmp_path / "v2", 3)
+    await engine.load_adapter(2, str(tmp_path / "v2"))
+    await agent_ref.load_adapter(2, str(tmp_path / "v2"))
+    out = (await engine.generate([request("designer", 4)]))[0]
+    want = forward_logprobs(agent_ref, out.prompt_ids, out.token_ids, 1.0)
+    assert max(abs(a - b) for a, b in zip(want, out.logprobs, strict=True)) < 1e-4

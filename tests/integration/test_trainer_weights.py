@@ -179,3 +179,57 @@ def test_designer_samples_take_a_step_of_their_own_at_learner_designer_lr(small_
         for a, b in zip(_moments(own.designer_optimizer), _moments(other.designer_optimizer), strict=True)
     )
     assert len(_moments(other.designer_optimizer)) == len(_moments(own.designer_optimizer)) > 0
+
+
+def _distance(left: dict[str, torch.Tensor], right: dict[str, torch.Tensor]) -> float:
+    return float(sum((left[k] - right[k]).float().pow(2).sum() for k in left) ** 0.5)
+
+
+def test_per_role_adapters_keep_each_role_s_updates_to_its_own_weights(small_model_dir: Path, tmp_path: Path) -> None:
+    """``learner.adapters = "per_role"``: the agent's weights move exactly as an agent-only step
+    moves them; the designer's samples and the replay move only the designer's weights; the
+    adapter folder and a checkpoint carry both."""
+    from safetensors.torch import load_file
+
+    def trainer(adapters: str) -> Trainer:
+        cfg = LearnerConfig(lr=1e-2, loss_agg="dapo", ppo_epochs=1, kl_coef=0.0, adapters=adapters)
+        return Trainer(str(small_model_dir), ModelConfig(lora_rank=4, lora_alpha=8), cfg, seed=0)
+
+    def batch(t: Trainer, with_design: bool = True) -> list[TrainSample]:
+        agent = [sample("agent", 2, 4, 1.0, 0), sample("agent", 2, 4, -1.0, 7)]
+        return _with_own_logprobs(t, [*agent, sample("designer", 2, 20, 2.0, 11)] if with_design else agent)
+
+    agent_only, shared, split = trainer("shared"), trainer("shared"), trainer("per_role")
+    start = split._adapter_state()
+    agent_only.train_step(batch(agent_only, with_design=False))
+    shared.train_step(batch(shared))
+    assert shared.designer_weights is None
+    metrics = split.train_step(batch(split))
+    assert metrics["designer_samples"] == 1.0 and metrics["n_samples"] == 2.0 and split.version == 1
+    assert split.designer_weights is not None
+    assert _distance(split._adapter_state(), agent_only._adapter_state()) == 0.0  # the design did not touch it
+    assert _distance(shared._adapter_state(), agent_only._adapter_state()) > 0.0  # as it does when shared
+    designer = {k: v.clone() for k, v in split.designer_weights.items()}
+    assert _distance(designer, start) > 0.0 and _distance(designer, split._adapter_state()) > 0.0
+    # The replay (designer samples) trains the designer's weights; the agent's stay.
+    agent_weights = split._adapter_state()
+    split.supervised_step([sample("designer", 3, 8, 0.0, 2)], lr=5e-2, new_version=False)
+    assert _distance(split._adapter_state(), agent_weights) == 0.0
+    assert _distance(split.designer_weights, designer) > 0.0
+    with pytest.raises(ValueError, match="one role"):
+        split.supervised_step([sample("designer", 3, 8, 0.0, 2), sample("agent", 2, 4, 0.0, 1)])
+    # The folder: the agent's adapter, and the designer's in designer/.
+    split.save_adapter(tmp_path / "v1")
+    saved_agent = load_file(str(tmp_path / "v1" / "adapter_model.safetensors"))
+    saved_designer = load_file(str(tmp_path / "v1" / "designer" / "adapter_model.safetensors"))
+    assert sorted(saved_agent) == sorted(saved_designer) and len(saved_agent) == len(split.designer_weights)
+    assert all(torch.equal(saved_designer[k], split.designer_weights[k]) for k in saved_designer)
+    assert all(torch.equal(saved_agent[k], agent_weights[k]) for k in saved_agent)
+    shared.save_adapter(tmp_path / "shared")
+    assert not (tmp_path / "shared" / "designer").exists()
+    # A checkpoint brings both back.
+    other = trainer("per_role")
+    other.load_state_dict(split.state_dict())
+    assert other.designer_weights is not None
+    assert _distance(other.designer_weights, split.designer_weights) == 0.0
+    assert _distance(other._adapter_state(), agent_weights) == 0.0

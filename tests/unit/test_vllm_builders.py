@@ -146,3 +146,16 @@ def test_a_bad_rank_exits_2_naming_the_allowed_ranks(tmp_path: Path) -> None:
         assert (
             "model.lora_rank: vLLM serves LoRA ranks 1, 8, 16, 32, 64, 128, 256, 320, 512 only, not 24" in result.output
         )
+
+
+def test_per_role_adapters_are_refused_where_the_engine_cannot_serve_them() -> None:
+    """Only the HF engine on this machine serves the designer its own weights (``learner.adapters``)."""
+    for cfg in (
+        {"run": {"device": "cuda"}, "engine": {"backend": "vllm"}},
+        {"cluster": {"enabled": True, "engine_replicas": 2}, "run": {"device": "cpu"}},
+    ):
+        with pytest.raises(ConfigError) as info:
+            validate_config({**cfg, "learner": {"adapters": "per_role"}})
+        assert any('learner.adapters = "per_role"' in p for p in info.value.problems), info.value.problems
+        validate_config(cfg)  # shared: fine
+    validate_config({"learner": {"adapters": "per_role"}})
