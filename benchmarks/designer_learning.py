@@ -21,6 +21,15 @@ admitted fraction, paired by seed: the mean of the per-seed differences with a 9
 from a bootstrap that resamples seeds and, inside each seed, the designs of each third
 (10,000 draws), and the per-seed differences themselves.
 
+The same difference within skill and origin: a third's designs are not the same kind of design in
+every third (a generation asks for two skills from a shuffled cycle of six, so the second third is
+always the two the first left over, and one prompt of each generation is a mutation), and the warm
+start admits some kinds far more often than others (mutations of one skill at 7 in 12, fresh
+designs of another never). So each design is also counted as admitted minus the admitted rate of
+its skill and origin over every design of the benchmark (every seed, every third), and last third
+minus first third is taken of those residuals (the same bootstrap, the rates held fixed). A
+designer that gets better from its reward raises this figure whatever kinds each third drew.
+
 Usage: ``python benchmarks/designer_learning.py [--config tiny] [--seeds 0,1,2]
 [--runs-dir runs/designer-learning] [--reuse SEED=RUN_DIR ...] [--set KEY=VALUE ...] [--json FILE]``. A seed whose run
 folder already holds a finished run is read, not run again (``--reuse 0=runs/tiny-...`` reads a
@@ -58,6 +67,7 @@ class DesignVerdict:
     similarity: float | None
     near_copy: bool = False
     """Rejected as a near-copy of a shipped file (``selfplay.max_library_similarity``)."""
+    skill: str = ""
 
 
 def read_run(run_dir: Path) -> tuple[list[DesignVerdict], dict[int, list[float]]]:
@@ -87,6 +97,7 @@ def read_run(run_dir: Path) -> tuple[list[DesignVerdict], dict[int, list[float]]
                 kind == "admitted",
                 float(near["ratio"]) if near else None,
                 near_copy=kind == "rejected" and "near-copy of library file" in message,
+                skill=match["skill"].strip(),
             )
         )
     by_step: dict[int, list[float]] = {}
@@ -105,10 +116,30 @@ def admitted_fraction(designs: list[DesignVerdict]) -> float:
     return sum(d.admitted for d in designs) / len(designs) if designs else float("nan")
 
 
+def kind_rates(designs: list[DesignVerdict]) -> dict[tuple[str, str], float]:
+    """Admitted fraction of each (skill, origin) over ``designs``."""
+    kinds: dict[tuple[str, str], list[DesignVerdict]] = {}
+    for d in designs:
+        kinds.setdefault((d.skill, d.origin), []).append(d)
+    return {kind: admitted_fraction(ds) for kind, ds in kinds.items()}
+
+
+def within_kind(designs: list[DesignVerdict], rates: dict[tuple[str, str], float]) -> float:
+    """Mean of (admitted - the admitted rate of the design's skill and origin) over ``designs``."""
+    return statistics.fmean(d.admitted - rates[(d.skill, d.origin)] for d in designs) if designs else float("nan")
+
+
 def bootstrap_difference(
-    per_seed: list[tuple[list[DesignVerdict], list[DesignVerdict]]], draws: int = 10_000
+    per_seed: list[tuple[list[DesignVerdict], list[DesignVerdict]]],
+    draws: int = 10_000,
+    rates: dict[tuple[str, str], float] | None = None,
 ) -> tuple[float, float]:
-    """95% interval of mean over seeds of (last third - first third) admitted fraction."""
+    """95% interval of mean over seeds of (last third - first third) admitted fraction; with
+    ``rates``, of the within-kind residuals (:func:`within_kind`) instead."""
+
+    def score(designs: list[DesignVerdict]) -> float:
+        return admitted_fraction(designs) if rates is None else within_kind(designs, rates)
+
     rng = random.Random(0)
     stats = []
     for _ in range(draws):
@@ -117,7 +148,7 @@ def bootstrap_difference(
         for first, last in seeds:
             a = [first[rng.randrange(len(first))] for _ in first]
             b = [last[rng.randrange(len(last))] for _ in last]
-            diffs.append(admitted_fraction(b) - admitted_fraction(a))
+            diffs.append(score(b) - score(a))
         stats.append(statistics.fmean(diffs))
     stats.sort()
     return stats[int(0.025 * draws)], stats[int(0.975 * draws) - 1]
@@ -220,10 +251,23 @@ def main() -> None:
     diffs = [admitted_fraction(last) - admitted_fraction(first) for first, last in paired]
     low, high = bootstrap_difference(paired)
     figures |= {"last_minus_first": statistics.fmean(diffs), "last_minus_first_low": low, "last_minus_first_high": high}
+    rates = kind_rates([d for third in per_third for d in third])
+    kind_diffs = [within_kind(last, rates) - within_kind(first, rates) for first, last in paired]
+    kind_low, kind_high = bootstrap_difference(paired, rates=rates)
+    figures |= {
+        "last_minus_first_within_kind": statistics.fmean(kind_diffs),
+        "last_minus_first_within_kind_low": kind_low,
+        "last_minus_first_within_kind_high": kind_high,
+    }
     print("\n".join(rows))
     print(
         f"last third - first third, admitted fraction: {statistics.fmean(diffs):+.3f} "
         f"[{low:+.3f}, {high:+.3f}] (per seed: {', '.join(f'{d:+.2f}' for d in diffs)})"
+    )
+    print(
+        f"the same within skill and origin (admitted - that kind's rate over the benchmark's {len(rates)} kinds): "
+        f"{statistics.fmean(kind_diffs):+.3f} [{kind_low:+.3f}, {kind_high:+.3f}] "
+        f"(per seed: {', '.join(f'{d:+.2f}' for d in kind_diffs)})"
     )
     rec.add(**figures, **{f"seconds_seed{seed}": s for seed, s in seconds.items()})
     rec.write()
