@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from spade_async.cli.errors import DB_FILE, run_folder
+from spade_async.cli.errors import DB_FILE, UsageProblem, run_folder
 
 
 @click.command("report")
@@ -15,6 +15,13 @@ from spade_async.cli.errors import DB_FILE, run_folder
 def report(run_dir: str, out: str | None) -> None:
     """Write plots (PNG) and report.md for RUN_DIR; reads its database read-only."""
     run = run_folder(run_dir, DB_FILE)
+    if out is not None:
+        target, own = Path(out).resolve(), (run / "report").resolve()
+        if target != own and (target == run.resolve() or run.resolve() in target.parents):
+            raise UsageProblem(
+                f"{out} is inside the run folder {run_dir}: write the report outside it, "
+                f"or leave out --out for {run_dir}/report"
+            )
     from spade_async.report.build import build_report
 
     files = build_report(run, Path(out) if out else None)

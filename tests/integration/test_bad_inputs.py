@@ -239,6 +239,14 @@ def test_an_export_into_a_run_is_refused_force_or_not(run: Path, tmp_path: Path,
     assert snapshot(run) == before and snapshot(other) == before_other
 
 
+@pytest.mark.parametrize("inside", ["", "checkpoints", "adapters", "plots"])
+def test_a_report_into_the_run_folder_is_refused(run: Path, inside: str) -> None:
+    """Only the report's own folder (RUN_DIR/report, its default) may be inside the run."""
+    before = snapshot(run)
+    refused(cli("report", run, "--out", run / inside), "run folder")
+    assert snapshot(run) == before
+
+
 def test_force_replaces_only_an_earlier_export(run: Path, tmp_path: Path) -> None:
     mine = tmp_path / "notes"
     mine.mkdir()
