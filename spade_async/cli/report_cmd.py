@@ -19,7 +19,7 @@ def report(run_dir: str, out: str | None) -> None:
         target, own = Path(out).resolve(), (run / "report").resolve()
         if target != own and (target == run.resolve() or run.resolve() in target.parents):
             raise UsageProblem(
-                f"{out} is inside the run folder {run_dir}: write the report outside it, "
+                f"{out} is in the run folder {run_dir}: write the report outside it, "
                 f"or leave out --out for {run_dir}/report"
             )
     from spade_async.report.build import build_report
