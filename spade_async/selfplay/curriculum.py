@@ -1,7 +1,7 @@
 """Curriculum state: skill rotation, the live environments, and delayed designer scoring.
 
 Why one object: everything a resumed run needs to continue the *same* curriculum lives here
-(the RNG, the skill cycle, the live environments with their per-step outcomes, the designs
+(the RNGs, the skill cycle, the live environments with their per-step outcomes, the designs
 awaiting their score) and round-trips through ``state()`` / ``load_state()``. A checkpoint
 that restored the learner but not this would silently restart the curriculum.
 
@@ -31,6 +31,12 @@ with the generation it was designed in); one added by hand at a step that regene
 the new generation (``joining``); ``design_share`` scales the designs per
 generation (0: the designer pauses and memory fills the live set); ``band`` replaces the
 config's target band for the rest of the run.
+
+Two RNGs: ``design_rng`` draws what each design prompt asks for (the skills, fresh or
+mutation, the parent, the examples, the change) and nothing else, so the prompts of a run
+depend on its seed only, not on the verdicts or on how rejected designs were replaced; runs
+that differ in a setting then write from the same prompts (a paired comparison, see
+``benchmarks/designer_learning.py``). ``rng`` draws everything else (the memory fill, fixed-mode picks).
 """
 
 from __future__ import annotations
@@ -148,6 +154,15 @@ class Retired:
     scored: list[ScoredDesign] = field(default_factory=list)
 
 
+def design_stream_seed(seed: int) -> str:
+    """The seed of a run's design-prompt stream: its own, apart from ``random.Random(seed)``.
+
+    >>> random.Random(design_stream_seed(0)).random() == random.Random(0).random()
+    False
+    """
+    return f"design prompts {seed}"
+
+
 class Curriculum:
     """Skill rotation + live environments + pending designs, with exact save/restore."""
 
@@ -156,6 +171,8 @@ class Curriculum:
     ) -> None:
         self.cfg = cfg
         self.rng = random.Random(seed)
+        self.design_rng = random.Random(design_stream_seed(seed))
+        """The design prompts' own stream (see the module docstring)."""
         self.designer_temperature = designer_temperature
         self.n_agent_samples_per_env = n_agent_samples_per_env
         self.skill_cycle: list[str] = []
@@ -221,7 +238,7 @@ class Curriculum:
         while len(out) < self.cfg.skills_per_regen:
             if not self.skill_cycle:
                 self.skill_cycle = list(self.cfg.skills)
-                self.rng.shuffle(self.skill_cycle)
+                self.design_rng.shuffle(self.skill_cycle)
             skill = self.skill_cycle.pop()
             if skill not in out or len(self.cfg.skills) < self.cfg.skills_per_regen:
                 out.append(skill)
@@ -332,6 +349,7 @@ class Curriculum:
     def state(self) -> dict[str, Any]:
         return {
             "rng": self.rng.getstate(),
+            "design_rng": self.design_rng.getstate(),
             "skill_cycle": list(self.skill_cycle),
             "live": self.live,
             "rejected": self.rejected,
@@ -349,6 +367,8 @@ class Curriculum:
 
     def load_state(self, state: dict[str, Any]) -> None:
         self.rng.setstate(state["rng"])
+        if "design_rng" in state:  # absent from checkpoints before it: the stream starts again from the seed
+            self.design_rng.setstate(state["design_rng"])
         self.skill_cycle = list(state["skill_cycle"])
         self.live = list(state["live"])
         self.rejected = list(state["rejected"])

@@ -209,12 +209,14 @@ def live_env_from_data(data: Any) -> LiveEnv:
 # -- the whole curriculum state ---------------------------------------------------------------
 def curriculum_state_to_data(state: dict[str, Any]) -> dict[str, Any]:
     """``Curriculum.state()`` as JSON types (also accepts a legacy state without the audit's
-    ``expelled`` or the steering keys)."""
+    ``expelled``, the steering keys or the design prompts' RNG)."""
     steering = state.get("steering", {})
     band = steering.get("band")
     envs = _many(live_env_to_data)
+    design_rng = state.get("design_rng")
     return {
         "rng": python_random_to_data(state["rng"]),
+        **({} if design_rng is None else {"design_rng": python_random_to_data(design_rng)}),
         "skill_cycle": [str(s) for s in state["skill_cycle"]],
         "live": envs(state["live"]),
         "rejected": _many(design_to_data)(state["rejected"]),
@@ -237,8 +239,10 @@ def curriculum_state_from_data(data: dict[str, Any]) -> dict[str, Any]:
         steering = data["steering"]
         band = steering["band"]
         envs = _many(live_env_from_data)
+        design_rng = data.get("design_rng")  # absent from checkpoints written before it
         return {
             "rng": python_random_from_data(data["rng"]),
+            **({} if design_rng is None else {"design_rng": python_random_from_data(design_rng)}),
             "skill_cycle": [str(s) for s in data["skill_cycle"]],
             "live": envs(data["live"]),
             "rejected": _many(design_from_data)(data["rejected"]),

@@ -21,6 +21,7 @@ seeded RNG) wins.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import secrets
@@ -94,6 +95,18 @@ def reject_near_copies(designs: list[Design], limit: float) -> None:
         if why:
             d.admitted = False
             d.reasons.append(why)
+
+
+def design_request_seed(run_seed: int, step: int, slot: int) -> int:
+    """The sampling seed of a generation's ``slot``-th design request (and of its hint): a
+    design's text depends on its prompt, the weights and this, not on what else the engine
+    was batching at the time, so runs that differ in a setting are compared design by design.
+
+    >>> design_request_seed(0, 2, 1) == design_request_seed(0, 2, 1) != design_request_seed(0, 2, 0)
+    True
+    """
+    digest = hashlib.sha256(f"design request {run_seed} {step} {slot}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
 
 
 class EnvGenerator:
@@ -270,30 +283,34 @@ class EnvGenerator:
         wanted = self.curriculum.designs_wanted(self.sp.envs_per_step)  # steering may lower it
         per_prompt = self.sp.design_samples
         prompts = math.ceil(wanted / per_prompt)
-        mutate = mutation_flags(prompts, self.sp.mutation_fraction, self.curriculum.rng)
+        # The prompts' own stream (curriculum module docstring), and one RNG per prompt drawn from
+        # it: how much a prompt's draws take depends on the memory it draws from (the run's own
+        # designs join it), and that must not move the next prompt's draws.
+        mutate = mutation_flags(prompts, self.sp.mutation_fraction, self.curriculum.design_rng)
         for i in range(prompts):
+            rng = random.Random(self.curriculum.design_rng.getrandbits(64))
             skill = skills[i % len(skills)]
             doc = self.corpus.next()
             if self.cfg.memory.design_pool == "library":
-                jobs.append(self._library_job(skill, doc, parents, mutate=mutate[i]))
+                jobs.append(self._library_job(skill, doc, parents, mutate=mutate[i], rng=rng))
                 continue
             parent = None
             if mutate[i]:
                 parent = pick_parent(
-                    candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=self.curriculum.rng
+                    candidates, skill=skill, low=self.sp.plateau_low, high=self.sp.plateau_high, rng=rng
                 )
                 if parent is None:  # nothing in band yet: mutate any working environment of the skill
                     pool = [c for c in parents if c.skill == skill] or parents
-                    parent = self.curriculum.rng.choice(pool) if pool else None
+                    parent = rng.choice(pool) if pool else None
             examples = select_examples(
                 candidates,
                 self.cfg.memory.examples_shown,
                 skill=skill,
                 low=self.sp.plateau_low,
                 high=self.sp.plateau_high,
-                rng=self.curriculum.rng,
+                rng=rng,
             )
-            change = pick_mutation(self.curriculum.rng, self.sp.domain) if parent else ""
+            change = pick_mutation(rng, self.sp.domain) if parent else ""
             jobs.append(
                 DesignJob(
                     skill,
@@ -312,12 +329,13 @@ class EnvGenerator:
         results: list[Design | None] = [None] * len(runs)
 
         async def one(slot: int, prompt: int, job: DesignJob) -> None:
+            seed = design_request_seed(self.cfg.run.seed, step, slot)
             design = await design_environment(
                 self.engine,
                 self.pool,
                 job,
-                designer_sampling=Sampling.from_config(self.cfg.engine.designer),
-                hint_sampling=Sampling.from_config(self.cfg.engine.hint),
+                designer_sampling=Sampling.from_config(self.cfg.engine.designer, seed=seed),
+                hint_sampling=Sampling.from_config(self.cfg.engine.hint, seed=seed),
                 # The runner truncates play at selfplay.max_turns; admission only asks that an
                 # environment ends its own episodes within a generous bound.
                 max_turns=max(self.sp.max_turns, ADMISSION_TURN_LIMIT),
@@ -336,11 +354,13 @@ class EnvGenerator:
                 tg.start_soon(one, slot, prompt, job)
         return [r for r in results if r is not None]
 
-    def _library_job(self, skill: str, doc: Document, memory: list[EnvRecord], *, mutate: bool) -> DesignJob:
+    def _library_job(
+        self, skill: str, doc: Document, memory: list[EnvRecord], *, mutate: bool, rng: random.Random
+    ) -> DesignJob:
         """A design job whose example or parent is a library file or a played design of the run
         (``memory.design_pool = "library"``, ``selfplay.design.library_pool``); a mutation
-        when ``mutate`` and there is a parent to mutate."""
-        rng, library = self.curriculum.rng, library_records(self.sp.domain)
+        when ``mutate`` and there is a parent to mutate; ``rng`` draws the parent or examples."""
+        library = library_records(self.sp.domain)
         played = [e for e in memory if e.win_rate is not None]  # the run's designs once played
         if mutate:
             parent = library_parent(skill, library, played, rng)

@@ -88,7 +88,8 @@ class ScriptedEngine:
     """An :class:`~spade_async.engine.base.Engine` with scripted replies and a fixed latency.
 
     Each ``generate`` call sleeps ``latency_s`` once (concurrent calls overlap, like a
-    batching server) and answers every request with ``policies[role](prompt_text, rng)``.
+    batching server) and answers every request with ``policies[role](prompt_text, rng)``:
+    ``rng`` is the engine's own RNG, or a fresh one from the request's seed when it names one.
     """
 
     EOS = "\x03"
@@ -156,7 +157,9 @@ class ScriptedEngine:
             await anyio.sleep(self.latency_s)
         out = []
         for r in requests:
-            text = self.policies[r.role](self.decode(r.prompt_ids), self.rng)
+            # like the real engines: a request that names a seed draws from its own generator
+            rng = self.rng if r.sampling.seed is None else random.Random(r.sampling.seed)
+            text = self.policies[r.role](self.decode(r.prompt_ids), rng)
             ids = [*self.encode(text)[: r.sampling.max_new_tokens - 1], self.eos_token_id]
             self.generated_tokens += len(ids)
             out.append(Completion(list(r.prompt_ids), ids, [-0.5] * len(ids), self.decode(ids), "stop", version))
