@@ -144,6 +144,7 @@ async def test_resume_restores_the_saved_rng_and_cursor_state(setup: tuple[Path,
         now = pipeline.snapshot()
         assert now["corpus"] == saved["snapshot"]["corpus"]
         assert now["curriculum"]["rng"] == saved["snapshot"]["curriculum"]["rng"]
+        assert now["curriculum"]["design_rng"] == saved["snapshot"]["curriculum"]["design_rng"]
         assert now["curriculum"]["skill_cycle"] == saved["snapshot"]["curriculum"]["skill_cycle"]
         assert now["engine_rng"] == saved["snapshot"]["engine_rng"]
         assert rng_states()["python"] == saved["rng"]["python"]

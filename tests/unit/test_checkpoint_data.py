@@ -236,6 +236,13 @@ def test_the_legacy_fixture_loads_into_current_classes() -> None:
     assert set(state["snapshot"]["engine_rng"]) == {"generator"}  # the HF generator's tensor, now base64 text
     assert isinstance(state["rng"]["python"], tuple) and isinstance(state["rng"]["torch"], torch.Tensor)
     assert isinstance(state["learner"]["optimizer"]["param_groups"][0]["betas"], tuple)
+    # It predates the design prompts' own RNG: a resume starts that stream from the run seed.
+    assert "design_rng" not in curriculum
+    resumed = Curriculum(SelfPlayConfig(), seed=5, designer_temperature=0.7, n_agent_samples_per_env=4)
+    resumed.load_state(curriculum)
+    fresh = Curriculum(SelfPlayConfig(), seed=5, designer_temperature=0.7, n_agent_samples_per_env=4)
+    assert resumed.design_rng.getstate() == fresh.design_rng.getstate()
+    assert resumed.rng.getstate() == curriculum["rng"]
     # ... and what it converted to is storable in the data format.
     document, _tensors = checkpoint.encode_state(state)
     json.dumps(document)

@@ -197,6 +197,7 @@ def test_state_round_trips_exactly() -> None:
     assert again.next_skills() == cur.next_skills()
     assert again.live[0].plain == {0: [1.0, 0.0]} and again.live[0].errors == 1
     assert again.rng.random() == cur.rng.random()
+    assert again.design_rng.random() == cur.design_rng.random() != cur.rng.random()
     assert again.generation == cur.generation
 
 
