@@ -162,7 +162,9 @@ class HeldEngine(ScriptedEngine):
 async def _run_and_signal(tmp_path: Path, signals: list[signal.Signals], *, release: bool) -> tuple[int, Path]:
     """Start a long run; once step 1 is trained and step 2's generation is held, send
     ``signals`` to this process, then (``release``) let the held generation go on."""
-    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=2, hinted_plays=0)
+    # 8 plays of the coin game: a step whose plays all end alike has no GRPO signal and trains
+    # nothing (2 plays did, once the scripted agent's guesses came from each play's seed)
+    cfg = make_config(tmp_path, mode="fixed", envs_per_step=1, plays=8, hinted_plays=0)
     cfg.run.max_steps = 50
     cfg.run.checkpoint_every = 100
     learner = ScriptedLearner()
