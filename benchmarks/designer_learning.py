@@ -53,7 +53,7 @@ from results import Recorder  # benchmarks/ is on sys.path: the scripts run as f
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DESIGN = re.compile(r"^(?:env \w+ )?(?P<skill>[A-Za-z ]+) \((?P<origin>\w+)\)")
+DESIGN = re.compile(r"^(?:env (?P<env>\w+) )?(?P<skill>[A-Za-z ]+) \((?P<origin>\w+)\)")
 NEAREST = re.compile(r"nearest library file (?P<name>\S+) \((?P<ratio>[0-9.]+)\)")
 
 
@@ -68,6 +68,8 @@ class DesignVerdict:
     near_copy: bool = False
     """Rejected as a near-copy of a shipped file (``selfplay.max_library_similarity``)."""
     skill: str = ""
+    env: str | None = None
+    """The first 12 characters of an admitted design's environment id (its code's hash)."""
 
 
 def read_run(run_dir: Path) -> tuple[list[DesignVerdict], dict[int, list[float]]]:
@@ -98,6 +100,7 @@ def read_run(run_dir: Path) -> tuple[list[DesignVerdict], dict[int, list[float]]
                 float(near["ratio"]) if near else None,
                 near_copy=kind == "rejected" and "near-copy of library file" in message,
                 skill=match["skill"].strip(),
+                env=match["env"],
             )
         )
     by_step: dict[int, list[float]] = {}
