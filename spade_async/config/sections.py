@@ -283,7 +283,11 @@ class SelfPlayConfig(Section):
     """Each agent turn samples with its own seed, derived from the run seed, the step, the play
     and the turn: its tokens then do not depend on what it was batched with or on when its
     request arrived (sandbox timing), so two runs of one config, and a run and its resume,
-    play the same. vLLM samples seeded requests with per-request generators (some throughput)."""
+    play the same. So does each design request (and its hint), from the run seed, the step and
+    its place in the generation: two runs that differ in a setting write their designs from the
+    same prompts (drawn from the run seed alone) and the same seeds, design by design
+    (`benchmarks/designer_paired.py`). vLLM samples seeded requests with per-request generators
+    (some throughput)."""
     action_prefill: bool = False
     """Start every agent turn with the tokens of `\\boxed{` (part of the prompt, not trained on),
     so small models always emit an action; the completion is the command and its closing brace."""

@@ -329,7 +329,7 @@ class EnvGenerator:
         results: list[Design | None] = [None] * len(runs)
 
         async def one(slot: int, prompt: int, job: DesignJob) -> None:
-            seed = design_request_seed(self.cfg.run.seed, step, slot)
+            seed = design_request_seed(self.cfg.run.seed, step, slot) if self.sp.seeded_sampling else None
             design = await design_environment(
                 self.engine,
                 self.pool,
