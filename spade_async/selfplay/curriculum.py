@@ -36,7 +36,7 @@ Two RNGs: ``design_rng`` draws what each design prompt asks for (the skills, fre
 mutation, the parent, the examples, the change) and nothing else, so the prompts of a run
 depend on its seed only, not on the verdicts or on how rejected designs were replaced; runs
 that differ in a setting then write from the same prompts (a paired comparison, see
-``benchmarks/designer_learning.py``). ``rng`` draws everything else (the memory fill, fixed-mode picks).
+``benchmarks/designer_paired.py``). ``rng`` draws everything else (the memory fill, fixed-mode picks).
 """
 
 from __future__ import annotations
