@@ -22,7 +22,6 @@ Usage: ``python benchmarks/designer_paired.py A_DIR B_DIR [--seeds 0,1,2] [--jso
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import statistics
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from designer_learning import DesignVerdict, read_run  # benchmarks/ is on sys.path: the scripts run as files
 from results import Recorder
+from scipy.stats import binomtest
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,16 @@ class Pairs:
     """Places whose prompts differ (another skill or origin): left out of every count."""
 
 
+def _by_step(designs: list[DesignVerdict]) -> dict[int, list[DesignVerdict]]:
+    out: dict[int, list[DesignVerdict]] = {}
+    for d in designs:
+        out.setdefault(d.step, []).append(d)
+    return out
+
+
 def pair_designs(a: list[DesignVerdict], b: list[DesignVerdict]) -> Pairs:
     """Pair the designs of two runs of one seed by (step, position within the step)."""
-    by_step_a: dict[int, list[DesignVerdict]] = {}
-    by_step_b: dict[int, list[DesignVerdict]] = {}
-    for d in a:
-        by_step_a.setdefault(d.step, []).append(d)
-    for d in b:
-        by_step_b.setdefault(d.step, []).append(d)
+    by_step_a, by_step_b = _by_step(a), _by_step(b)
     pairs: list[tuple[DesignVerdict, DesignVerdict]] = []
     mismatched = 0
     for step in sorted(set(by_step_a) | set(by_step_b)):
@@ -63,7 +65,8 @@ def pair_designs(a: list[DesignVerdict], b: list[DesignVerdict]) -> Pairs:
 
 
 def mcnemar_p(only_a: int, only_b: int) -> float:
-    """Exact two-sided McNemar p-value: the discordant pairs as a fair coin's tosses.
+    """Exact two-sided McNemar p-value: the discordant pairs as a fair coin's tosses (scipy's
+    binomial test).
 
     >>> mcnemar_p(0, 0)
     1.0
@@ -71,11 +74,7 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     0.0312
     """
     n = only_a + only_b
-    if n == 0:
-        return 1.0
-    k = min(only_a, only_b)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-    return min(1.0, 2 * tail)
+    return float(binomtest(only_b, n, 0.5).pvalue) if n else 1.0
 
 
 def bootstrap_paired_difference(per_seed: list[Pairs], draws: int = 10_000) -> tuple[float, float]:
