@@ -165,7 +165,11 @@ def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
     RUN_DIR is the run, wherever it was moved or copied: it wins over the ``run.run_dir``
     written in its config.toml (a note says so when they differ)."""
     run = run_folder(run_dir, CONFIG_FILE)
-    RunDir(run).check_database()  # a damaged database is an error here, before anything loads
+    folder = RunDir(run)
+    folder.check_database()  # a damaged database is an error here, before anything loads
+    # A folder this process cannot write, or one in use, is its one error line, before the note
+    # below: the note is for a run that will start (the run takes the lock again, to keep it).
+    folder.lock().acquire().release()
     overrides = (f"run.max_steps={max_steps}",) if max_steps else ()
     cfg = _load_or_exit(str(run / CONFIG_FILE), overrides)
     if Path(cfg.run.run_dir).resolve() != run.resolve():

@@ -307,8 +307,12 @@ def test_a_second_resume_names_the_holder_and_kill_9_frees_the_lock(run: Path) -
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         before = snapshot(run)
-        line = refused(cli("resume", run, "--headless", "--max-steps", "3"), str(run), f"process {holder.pid}")
+        done = cli("resume", run, "--headless", "--max-steps", "3")
+        line = refused(done, str(run), f"process {holder.pid}")
         assert "in use" in line
+        # A moved copy (its config names another run_dir): the note is for a run that starts,
+        # so a refused resume says one line only.
+        assert done.stderr.strip().splitlines() == [line], done.stderr
         with pytest.raises(RunDirError, match=f"process {holder.pid}"):
             RunDir(run).lock().acquire()
         assert snapshot(run) == before
