@@ -12,6 +12,11 @@ temp folder on its node and loads them from there (``cluster.adapters = "shared_
 the driver sends the path instead and the folder must be mounted here). The version this
 replica serves is reported back, so a replica that failed to load a version is never
 mistaken for one that serves it.
+
+Why the folder's name carries the process id: a replica lost to ``ray.kill`` (a stale version,
+a crash) or to a dead node never runs :meth:`EngineActor.shutdown`, so its folder stays. The
+next replica started on the host removes the folders of replicas whose process has ended
+(:func:`sweep_orphaned_adapter_dirs`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,33 @@ Outcome = dict[str, Any]
 """``{"ok": True, "value": ...}`` or ``{"ok": False, "kind": <exception class name>, "message": ...}``."""
 KEEP_VERSIONS = 2
 """Adapter folders kept on the node (vLLM may re-read an evicted adapter from its path)."""
+ADAPTER_DIR_PREFIX = "spade-engine-adapters-"
+"""A replica's private folder is ``<tmp>/spade-engine-adapters-<pid>-<random>``."""
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def sweep_orphaned_adapter_dirs(root: Path | None = None) -> list[Path]:
+    """Remove the adapter folders under ``root`` (the temp dir) of replicas whose process has
+    ended; the removed folders. A folder whose process still runs, or whose name carries no
+    process id, is left alone."""
+    base = Path(root if root is not None else tempfile.gettempdir())
+    removed = []
+    for folder in base.glob(f"{ADAPTER_DIR_PREFIX}*-*"):
+        pid = folder.name.removeprefix(ADAPTER_DIR_PREFIX).split("-", 1)[0]
+        if not pid.isdigit() or _process_alive(int(pid)) or not folder.is_dir():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
 
 
 def request_to_dict(request: GenerationRequest) -> dict[str, Any]:
@@ -96,7 +128,8 @@ class EngineActor:
             self._engine = await anyio.to_thread.run_sync(build_engine, config, path, placement)
         except Exception as exc:  # a node that cannot host the engine says why, as data
             return {**_failed(exc), **where}
-        self._dir = Path(tempfile.mkdtemp(prefix="spade-engine-adapters-"))
+        sweep_orphaned_adapter_dirs()
+        self._dir = Path(tempfile.mkdtemp(prefix=f"{ADAPTER_DIR_PREFIX}{os.getpid()}-"))
         return {
             "ok": True,
             "value": {"device": placement.engine_device, "backend": config.engine.backend, "model_path": path},
@@ -149,7 +182,8 @@ class EngineActor:
         return {"ok": True, "value": int(self._live().adapter_version)}
 
     async def info(self) -> dict[str, Any]:
-        """Where it runs, the adapter version it serves, requests served, adapter folders kept."""
+        """Where it runs, the adapter version it serves, requests served, adapter folders kept
+        (and the private folder that holds them)."""
         engine = self._engine
         return {
             "host": socket.gethostname(),
@@ -157,6 +191,7 @@ class EngineActor:
             "adapter_version": int(engine.adapter_version) if engine is not None else None,
             "served": self.served,
             "adapter_dirs": [str(p) for p in self._loaded],
+            "adapter_root": str(self._dir) if self._dir is not None else None,
             "generated_tokens": int(engine.generated_tokens) if engine is not None else 0,
         }
 

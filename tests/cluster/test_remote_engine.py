@@ -4,6 +4,7 @@ routing by affinity, adapters by content, the stale-version guard, retries after
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -116,6 +117,8 @@ async def test_a_replica_that_misses_a_version_is_lost_not_served_stale(
     engine: RemoteEngine, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     doomed, kept = engine.members
+    (doomed_root,) = [Path(r["adapter_root"]) for r in await engine.info() if r["index"] == doomed.index]
+    assert doomed_root.is_dir()
     # The next adapter load fails in this replica's process only (the project's failpoint).
     await doomed.actor.__ray_call__.remote(lambda _: os.environ.__setitem__("SPADE_ASYNC_RAISE_AT", "engine_adapter:1"))
     await engine.load_adapter(1, str(save_adapter(tiny_model_dir, tmp_path / "v1", seed=1)))
@@ -125,6 +128,16 @@ async def test_a_replica_that_misses_a_version_is_lost_not_served_stale(
     assert {o.adapter_version for o in outs} == {1}  # every key, the doomed replica's too, gets v1
     assert [r["index"] for r in await engine.info()] == [kept.index]
     assert wait_cpus(1.5) == 1.5  # the stale replica's actor was killed (its half CPU is free)
+    # ... without its shutdown(), so its adapter folder stayed; the next replica started on the
+    # host removes it (the kept replica's folder stays: its process runs).
+    assert doomed_root.is_dir()
+    later = await RemoteEngine.start(engine_config(tiny_model_dir, engine_replicas=1), str(tiny_model_dir))
+    try:
+        assert not doomed_root.exists()
+        (kept_info,) = [r for r in await engine.info() if r["index"] == kept.index]
+        assert await anyio.Path(kept_info["adapter_root"]).is_dir()
+    finally:
+        await later.aclose()
 
 
 async def test_a_replica_killed_mid_generate_has_its_requests_retried(
@@ -133,6 +146,7 @@ async def test_a_replica_killed_mid_generate_has_its_requests_retried(
     import ray
 
     doomed = engine.replica_for(KEYS[0])
+    roots = [Path(r["adapter_root"]) for r in await engine.info()]  # killed below: no shutdown() removes them
     batch = [request(i, key, new=48) for i, key in enumerate(KEYS)]
     on_doomed = sum(engine.replica_for(key) is doomed for key in KEYS)
     results: list[list[object]] = []
@@ -165,3 +179,5 @@ async def test_a_replica_killed_mid_generate_has_its_requests_retried(
         for _ in range(2):  # the first call finds the last replica dead and retries on none
             await engine.generate(batch[:1])
     assert engine.live_replicas == 0
+    for root in roots:  # what this test's replicas left (the next replica started would sweep them)
+        shutil.rmtree(root)
