@@ -28,6 +28,7 @@ import click
 
 from spade_async.cli.errors import CONFIG_FILE, CommandFailed, UsageProblem, run_folder
 from spade_async.config import Config, ConfigError, load_config
+from spade_async.config.presets import resolve_config
 from spade_async.util.errors import UserError
 from spade_async.util.steps import DB_NAME
 
@@ -38,12 +39,14 @@ if TYPE_CHECKING:
 def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple[str, ...]) -> Config:
     if config_path is None and run_dir is None:
         raise UsageProblem("give a RUN_DIR (a training run folder) or --config CONFIG (base model only)")
-    if config_path is None:
-        run_folder(run_dir, CONFIG_FILE)  # type: ignore[arg-type]  # checked above
-    path = Path(config_path) if config_path else run_dir / CONFIG_FILE  # type: ignore[operator]
-    if not path.is_file():
-        raise UsageProblem(f"--config {config_path}: no such file")
     try:
+        if config_path is None:
+            run_folder(run_dir, CONFIG_FILE)  # type: ignore[arg-type]  # checked above
+            path = run_dir / CONFIG_FILE  # type: ignore[operator]
+        else:
+            path = resolve_config(config_path)  # a file, or a preset by name (`tiny`), as `run` takes it
+        if not path.is_file():
+            raise UsageProblem(f"--config {config_path}: not a file")
         return load_config(path, list(overrides))
     except ConfigError as exc:
         raise UsageProblem("; ".join(exc.problems)) from None
@@ -54,8 +57,7 @@ def _load_config(run_dir: Path | None, config_path: str | None, overrides: tuple
 @click.option(
     "--config",
     "config_path",
-    type=click.Path(dir_okay=False),
-    help="Config whose model and sampling to use (default: RUN_DIR/config.toml).",
+    help="Config (a file or a preset name) whose model and sampling to use (default: RUN_DIR/config.toml).",
 )
 @click.option(
     "--set",

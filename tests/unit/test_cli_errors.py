@@ -69,6 +69,18 @@ def test_usage_errors_inside_a_run_folder_share_the_style(tmp_path: Path) -> Non
     assert code == 2 and err == "error: give a RUN_DIR (a training run folder) or --config CONFIG (base model only)\n"
 
 
+def test_eval_config_takes_a_preset_name_as_run_does(tmp_path: Path) -> None:
+    # A preset by name is read (the command gets as far as the unknown suite) ...
+    code, _out, err = _invoke(["eval", "--config", "tiny", "--suite", "gpqa"], tmp_path, tmp_path)
+    assert code == 2 and err.startswith("error: ") and "unknown suite" in err and err.count("\n") == 1
+    # ... a typo of one is one line naming the preset meant, and a folder is not a config file.
+    code, _out, err = _invoke(["eval", "--config", "tinyy"], tmp_path, tmp_path)
+    assert code == 2 and err.startswith("error: tinyy: no such config file or preset") and "'tiny'" in err
+    assert err.count("\n") == 1
+    code, _out, err = _invoke(["eval", "--config", str(tmp_path)], tmp_path, tmp_path)
+    assert code == 2 and err == f"error: --config {tmp_path}: not a file\n"
+
+
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_verbose_is_read_before_or_after_the_subcommand(
     tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
