@@ -167,11 +167,11 @@ def resume(run_dir: str, headless: bool, max_steps: int | None) -> None:
     run = run_folder(run_dir, CONFIG_FILE)
     folder = RunDir(run)
     folder.check_database()  # a damaged database is an error here, before anything loads
-    # A folder this process cannot write, or one in use, is its one error line, before the note
-    # below: the note is for a run that will start (the run takes the lock again, to keep it).
-    folder.lock().acquire().release()
     overrides = (f"run.max_steps={max_steps}",) if max_steps else ()
     cfg = _load_or_exit(str(run / CONFIG_FILE), overrides)
+    # A folder this process cannot write, or one in use, is its one error line, before the note
+    # below: the note is for a run that will start (the run takes the lock again, to keep it).
+    folder.lock().check()
     if Path(cfg.run.run_dir).resolve() != run.resolve():
         click.echo(
             f"note: resuming the run in {run_dir}; its config.toml names run.run_dir = {cfg.run.run_dir!r} "

@@ -142,7 +142,15 @@ class RunLock:
         self.file = run_dir / LOCK_NAME
         self._fd: int | None = None
 
-    def acquire(self) -> RunLock:
+    def check(self) -> None:
+        """Raise :class:`RunDirError` as :meth:`acquire` would (a folder this process cannot
+        write, a run that holds it), changing nothing: the lock is taken and dropped at once and
+        ``run.lock`` keeps its bytes. A folder without ``run.lock`` passes (no run holds it)."""
+        if not self.file.exists():
+            return
+        self.acquire(record_pid=False).release()
+
+    def acquire(self, *, record_pid: bool = True) -> RunLock:
         try:
             fd = os.open(self.file, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
@@ -159,8 +167,9 @@ class RunLock:
                 f"{self.run_dir} is in use by {who} (a run or resume of it); wait for it to end or stop it"
                 + (f" (kill {holder})" if holder is not None else "")
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        if record_pid:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
         return self
 

@@ -210,8 +210,7 @@ def check_run_dir(run_dir: Path, resume: bool) -> None:
     if resume and not folder.db.exists() and not folder.config.exists():
         raise RunDirError(f"nothing to resume in {run_dir} (no {DB_NAME}); start it without --resume")
     folder.check_database()
-    if folder.lock_file.exists():  # in use now? (the lock itself is taken by _prepare_run_dir)
-        folder.lock().acquire().release()
+    folder.lock().check()  # in use now? (the lock itself is taken by _prepare_run_dir)
 
 
 RUN_OUTPUTS = (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", CHECKPOINTS, ADAPTERS, METRICS_FILE)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import struct
 from pathlib import Path
@@ -72,6 +73,18 @@ def test_the_lock_refuses_a_second_holder_and_names_the_first(tmp_path: Path) ->
         with pytest.raises(RunDirError, match=rf"in use by process {lock_holder(run)}"):
             RunDir(run).lock().acquire()
     RunDir(run).lock().acquire().release()  # released
+
+
+def test_checking_the_lock_changes_nothing_and_refuses_as_acquire_does(tmp_path: Path) -> None:
+    run = a_run(tmp_path)
+    RunDir(run).lock().check()  # no run.lock yet: nothing holds it, nothing is created
+    assert not (run / "run.lock").exists()
+    (run / "run.lock").write_text("12345\n")  # a run that ended long ago
+    RunDir(run).lock().check()
+    assert (run / "run.lock").read_text() == "12345\n"  # the last holder's pid stays
+    with RunDir(run).lock():
+        with pytest.raises(RunDirError, match=rf"in use by process {os.getpid()}"):
+            RunDir(run).lock().check()
 
 
 def safetensors_file(path: Path, data: bytes) -> None:
