@@ -53,6 +53,8 @@ def step_adapter(run_dir: Path, step: str) -> ModelSpec:
         n = max(found)
     elif step.isdigit() and int(step) in found:
         n = int(step)
+    elif not step.isdigit():
+        raise ModelSpecError(f"--step {step}: not a step number; available: {', '.join(map(str, found))} (or 'last')")
     else:
         raise ModelSpecError(
             f"--step {step}: no checkpoint after step {step} in {run_dir}/checkpoints; "

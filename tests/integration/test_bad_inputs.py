@@ -396,6 +396,13 @@ def test_run_dir_naming_a_file_and_doc_into_a_missing_folder_are_one_line(run: P
     assert done.stderr.count("\n") == 1 and str(missing.parent) in done.stderr
 
 
+def test_a_step_that_is_not_a_number_is_named_as_such(run: Path, tmp_path: Path) -> None:
+    refused(cli("eval", run, "--step", "abc"), "--step abc: not a step number", "available: 1, 2")
+    refused(cli("export", "adapter", run, tmp_path / "out", "--step", "two"), "--step two: not a step number")
+    refused(cli("eval", run, "--step", "7"), "no checkpoint after step 7", "available: 1, 2")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_model_not_on_this_machine_is_one_line_before_the_run_folder_exists(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPADE_ASYNC_")}
