@@ -60,8 +60,9 @@ def sweep_orphaned_adapter_dirs(root: Path | None = None) -> list[Path]:
         pid = folder.name.removeprefix(ADAPTER_DIR_PREFIX).split("-", 1)[0]
         if not pid.isdigit() or _process_alive(int(pid)) or not folder.is_dir():
             continue
-        shutil.rmtree(folder, ignore_errors=True)
-        removed.append(folder)
+        shutil.rmtree(folder, ignore_errors=True)  # another user's folder stays (and is not listed)
+        if not folder.exists():
+            removed.append(folder)
     return removed
 
 
