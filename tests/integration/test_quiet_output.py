@@ -48,6 +48,7 @@ def test_library_output_is_hidden_unless_verbose(tmp_path: Path, tiny_model_dir:
     ):
         assert verbose.returncode == 0, verbose.stderr
         assert "Loading weights" in verbose.stderr, how
-        assert "FutureWarning" in verbose.stderr, how  # transformers 5 warns about its own renames here
+        # Whether a library warns here depends on its version (peft 0.21 made transformers warn,
+        # 0.22 does not): warnings are checked in tests/unit/test_quiet_warnings.py instead.
         assert "wrote the merged model of step 2" in verbose.stdout
     assert not any(noise in quiet.stdout + quiet.stderr for noise in LIBRARY_NOISE)
