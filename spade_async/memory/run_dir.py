@@ -75,10 +75,6 @@ class RunDir:
     def adapters(self) -> Path:
         return self.path / ADAPTERS
 
-    @property
-    def lock_file(self) -> Path:
-        return self.path / LOCK_NAME
-
     def holds_run(self) -> bool:
         return is_run_folder(self.path)
 
