@@ -16,8 +16,9 @@ skills in rotation, corpus documents drawn in order, the run's designer prompts 
 Settings: ``base`` (the embedded model, today's prompts), ``warm`` (the warm start of the
 config: shipped with the package, or trained first, or read from its cache), ``adapter=PATH``
 (any saved adapter, e.g. a run's ``adapters/vN``: what the run's training did to the designer). Designs are
-validated in the real sandbox, and the run's copy rule applies: a design that is, up to comments
-and layout, the code shown in its prompt or a file of the warm-start library is not admitted.
+validated in the real sandbox, and the run's copy rules apply: a design that is, up to comments
+and layout, the code shown in its prompt or a file of the warm-start library is not admitted,
+nor one more alike than ``selfplay.max_library_similarity`` to a shipped file (a near-copy).
 
 ``--part held_out``: every prompt shows a file of the library's held-out families (as the
 example of a fresh design or the parent of a mutation), and the similarity of an admitted
@@ -57,6 +58,7 @@ from spade_async.selfplay.design.designer import Design, DesignJob, design_envir
 from spade_async.selfplay.design.novelty import code_key, copy_reason
 from spade_async.selfplay.design.progress import N_STAGES, STAGES
 from spade_async.selfplay.design.similarity import nearest, shipped_files
+from spade_async.selfplay.generation import reject_near_copies
 from spade_async.selfplay.prompts import MUTATIONS
 from spade_async.warmstart.library import LibraryEnv, load_library, split_library
 from spade_async.warmstart.train import ADAPTER, cached_folder, read_result, run_warm_start, shipped_folder
@@ -71,6 +73,8 @@ class Tally:
     similarity_shipped: list[float] = field(default_factory=list)
     """With ``--part held_out``: the same designs' nearest among every shipped file (the parent
     or example shown in the prompt included)."""
+    near_copies: int = 0
+    """Designs that passed admission and were rejected as near-copies of a shipped file."""
 
     @property
     def admitted(self) -> int:
@@ -131,19 +135,15 @@ async def measure(
                 max_model_len=engine.max_model_len,
                 rng=random.Random(i),
             )
-            if d.code:
-                shown = [ex.env.code for ex in job.examples] + ([job.parent.code] if job.parent else [])
-                why = copy_reason(d.code, shown=shown, known=set(), library=library_keys)
-                if why and d.admitted:
-                    d.admitted, d.copied = False, True
-                    d.reasons.append(why)
+            tally.near_copies += apply_copy_rules(
+                d, library_keys, cfg.selfplay.max_library_similarity, cfg.selfplay.domain
+            )
             tally.designs.append(d)
             if d.admitted and d.code:
                 near = nearest(d.code, compare)
                 tally.similarity.append(near.ratio if near else 0.0)
                 if part == "held_out":
-                    anywhere = nearest(d.code, shipped_files(cfg.selfplay.domain))
-                    tally.similarity_shipped.append(anywhere.ratio if anywhere else 0.0)
+                    tally.similarity_shipped.append(d.nearest.ratio if d.nearest else 0.0)
             print(
                 f"  [{setting}] {len(tally.designs)}/{n} {job.origin:8s} admitted={d.admitted} "
                 f"tokens={len(d.completion.token_ids)} {d.completion.finish_reason} {(d.reasons or [''])[0][:60]}",
@@ -155,6 +155,24 @@ async def measure(
                 tg.start_soon(one, i, job)
     tally.seconds = time.perf_counter() - t0
     return tally
+
+
+def apply_copy_rules(d: Design, library_keys: frozenset[str], limit: float, domain: str) -> bool:
+    """The run's copy rules on one design (``selfplay.generation``): not admitted when its code is
+    the code its prompt showed or a library file (``copy_reason``), nor when it is more alike than
+    ``limit`` to its nearest shipped file (``reject_near_copies``). True when it was rejected as
+    a near-copy."""
+    if d.code:
+        shown = [ex.env.code for ex in d.job.examples] + ([d.job.parent.code] if d.job.parent else [])
+        why = copy_reason(d.code, shown=shown, known=set(), library=library_keys)
+        if why and d.admitted:
+            d.admitted, d.copied = False, True
+            d.reasons.append(why)
+    if not (d.admitted and d.code):
+        return False
+    d.nearest = nearest(d.code, shipped_files(domain))
+    reject_near_copies([d], limit)
+    return not d.admitted
 
 
 def warm_adapter(cfg: Config, model_path: str) -> Path:
@@ -193,8 +211,9 @@ def row(t: Tally, max_new: int) -> str:
 
 def stages(t: Tally) -> str:
     counts = Counter(min(d.first_stage, N_STAGES) for d in t.designs)
-    names = [*STAGES, "admitted"]
-    return f"{t.setting}: " + ", ".join(f"{names[s]}: {counts[s]}" for s in sorted(counts))
+    names = [*STAGES, "passed"]
+    near = f" ({t.near_copies} of them near-copies, not admitted)" if t.near_copies else ""
+    return f"{t.setting}: " + ", ".join(f"{names[s]}: {counts[s]}" for s in sorted(counts)) + near
 
 
 def main() -> None:
