@@ -55,3 +55,27 @@ def test_near_copies_and_copies_of_the_prompt_are_not_admitted_a_new_file_is() -
 
     loose = design(edited)  # with the rule off (1.0) the edit stays admitted
     assert apply_copy_rules(loose, library_keys, 1.0, "games") is False and loose.admitted
+
+
+def test_the_benchmark_counts_a_passing_near_copy_as_not_admitted() -> None:
+    """``measure`` validates the design in the real sandbox, then applies the rules: a shipped
+    game with one message reworded passes every check and is counted a near-copy under the
+    run's 0.95, and admitted with the rule off."""
+    import anyio
+    from designs import measure
+
+    from spade_async.config import load_config
+    from spade_async.config.presets import resolve_config
+    from spade_async.testing import ScriptedEngine
+    from spade_async.warmstart.library import load_library
+
+    name, shipped = next((n, c) for n, c in shipped_files("games") if '"Right step!"' in c)
+    edited = shipped.replace('"Right step!"', '"Right step, well done!"')
+    engine = ScriptedEngine(policies={"designer": lambda prompt, rng: f"```python\n{edited}```\n"})
+    for limit, admitted, near_copies in ((0.95, 0, 1), (1.0, 1, 0)):
+        overrides = [f"selfplay.max_library_similarity={limit}", "engine.max_model_len=8192"]
+        # the scripted engine's tokens are characters
+        cfg = load_config(resolve_config("tiny"), [*overrides, "engine.designer.max_new_tokens=4096"])
+        library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
+        tally = anyio.run(measure, "scripted", engine, cfg, library, 1)
+        assert (tally.admitted, tally.near_copies) == (admitted, near_copies), (name, tally.designs[0].reasons)
