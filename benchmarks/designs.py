@@ -55,10 +55,10 @@ from spade_async.run.assemble import build_learner, preflight
 from spade_async.sandbox.pool import SandboxPool
 from spade_async.selfplay.design.corpus import Corpus
 from spade_async.selfplay.design.designer import Design, DesignJob, design_environment
-from spade_async.selfplay.design.novelty import code_key, copy_reason
+from spade_async.selfplay.design.novelty import code_key
 from spade_async.selfplay.design.progress import N_STAGES, STAGES
 from spade_async.selfplay.design.similarity import nearest, shipped_files
-from spade_async.selfplay.generation import reject_near_copies
+from spade_async.selfplay.generation import reject_copies, reject_near_copies
 from spade_async.selfplay.prompts import MUTATIONS
 from spade_async.warmstart.library import LibraryEnv, load_library, split_library
 from spade_async.warmstart.train import ADAPTER, cached_folder, read_result, run_warm_start, shipped_folder
@@ -140,7 +140,7 @@ async def measure(
             )
             tally.designs.append(d)
             if d.admitted and d.code:
-                near = nearest(d.code, compare)
+                near = d.nearest if part == "all" else nearest(d.code, compare)  # "all": compare is every shipped file
                 tally.similarity.append(near.ratio if near else 0.0)
                 if part == "held_out":
                     tally.similarity_shipped.append(d.nearest.ratio if d.nearest else 0.0)
@@ -159,15 +159,10 @@ async def measure(
 
 def apply_copy_rules(d: Design, library_keys: frozenset[str], limit: float, domain: str) -> bool:
     """The run's copy rules on one design (``selfplay.generation``): not admitted when its code is
-    the code its prompt showed or a library file (``copy_reason``), nor when it is more alike than
+    the code its prompt showed or a library file (``reject_copies``), nor when it is more alike than
     ``limit`` to its nearest shipped file (``reject_near_copies``). True when it was rejected as
     a near-copy."""
-    if d.code:
-        shown = [ex.env.code for ex in d.job.examples] + ([d.job.parent.code] if d.job.parent else [])
-        why = copy_reason(d.code, shown=shown, known=set(), library=library_keys)
-        if why and d.admitted:
-            d.admitted, d.copied = False, True
-            d.reasons.append(why)
+    reject_copies([d], set(), library_keys)
     if not (d.admitted and d.code):
         return False
     d.nearest = nearest(d.code, shipped_files(domain))
