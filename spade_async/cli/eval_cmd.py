@@ -29,6 +29,7 @@ import click
 from spade_async.cli.errors import CONFIG_FILE, CommandFailed, UsageProblem, run_folder
 from spade_async.config import Config, ConfigError, load_config
 from spade_async.config.presets import resolve_config
+from spade_async.memory.run_dir import RunDir
 from spade_async.util.errors import UserError
 from spade_async.util.steps import DB_NAME
 
@@ -147,6 +148,8 @@ def eval_command(
 ) -> None:
     """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
     run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
+    if run is not None and (run / DB_NAME).is_file():
+        RunDir(run).check_database()  # damaged: one line before any item is scored or eval/ is written
     cfg = _load_config(run, config_path, overrides)
     from spade_async.eval.models import ModelSpecError, resolve_models
     from spade_async.eval.suites import SuiteError, build_suite

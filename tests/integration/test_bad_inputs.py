@@ -186,8 +186,10 @@ def test_reading_commands_on_a_damaged_database_are_one_line(run: Path, tmp_path
         ["steer", "{run}", "list"],
         ["export", "lineage", "{run}"],
         ["export", "envs", "{run}", "{tmp}/out", "--include-seeds"],
+        ["eval", "{run}", "--suite", "games:easy", "--episodes", "1"],
+        ["eval", "{run}", "--suite", "games:easy", "--episodes", "1", "--no-save"],
     ],
-    ids=["resume", "report", "steer-list", "export-lineage", "export-envs"],
+    ids=["resume", "report", "steer-list", "export-lineage", "export-envs", "eval", "eval-no-save"],
 )
 def test_a_damaged_page_is_refused_in_one_line_and_leaves_no_file(run: Path, tmp_path: Path, argv: list[str]) -> None:
     """The header still says WAL and one page in the middle is garbage (a disk error, a bad copy):
