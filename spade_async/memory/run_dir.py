@@ -114,6 +114,16 @@ class RunDir:
                 "again in a new folder (another run.run_dir)"
             )
 
+    def check_writable(self, *inside: str | Path) -> None:
+        """Raise :class:`RunDirError` when this process cannot write the folder or one of the
+        paths ``inside`` it that exist (read-only media, ``chattr +i``, another user's run):
+        for a command that writes there only after minutes of work, before that work."""
+        for path in (self.path, *(self.path / p for p in inside)):
+            if path.exists() and not os.access(path, os.W_OK):
+                raise RunDirError(
+                    f"cannot write in the run folder {self.path} ({path} is read-only); nothing was changed"
+                )
+
     def has_schema(self) -> bool:
         """Whether the (readable) database has its tables: False for an empty or half-made one."""
         if not self.db.is_file():

@@ -457,3 +457,25 @@ def test_ctrl_c_in_env_play_exits_at_once() -> None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         os.close(fd)
+
+
+@pytest.mark.parametrize("no_save", [False, True], ids=["save", "no-save"])
+def test_eval_of_a_run_folder_it_cannot_write_is_one_line_before_scoring(run: Path, no_save: bool) -> None:
+    """eval writes eval/ (and, saving, the results rows) only after scoring; a folder it cannot
+    write is refused first. Root ignores permission bits, so the folder is made immutable."""
+    if os.geteuid() == 0:
+        made = subprocess.run(["chattr", "+i", str(run)], capture_output=True).returncode == 0
+        undo = ["chattr", "-i", str(run)]
+    else:
+        run.chmod(0o555)
+        made, undo = True, ["chmod", "755", str(run)]
+    if not made:
+        pytest.skip("this file system cannot make a folder read-only for root (chattr +i)")
+    try:
+        before = snapshot(run)
+        done = cli("eval", run, "--suite", "games:easy", "--episodes", "1", *(["--no-save"] if no_save else []))
+        line = refused(done, "cannot write in the run folder")
+        assert done.stderr.strip() == line and not done.stdout.strip()
+        assert snapshot(run) == before
+    finally:
+        subprocess.run(undo, check=True)
