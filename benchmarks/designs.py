@@ -20,6 +20,11 @@ validated in the real sandbox, and the run's copy rules apply: a design that is,
 and layout, the code shown in its prompt or a file of the warm-start library is not admitted,
 nor one more alike than ``selfplay.max_library_similarity`` to a shipped file (a near-copy).
 
+Every setting is asked the same prompts in the same order, so each setting after the first is
+also compared with the first prompt by prompt: both admitted, only one, neither, and the exact
+McNemar p on the prompts where they differ (``warm,adapter=RUN/adapters/vN``: has the run's
+training changed what the designer writes on the same prompts?).
+
 ``--part held_out``: every prompt shows a file of the library's held-out families (as the
 example of a fresh design or the parent of a mutation), and the similarity of an admitted
 design is measured against the training part of the library only: can the warm-started
@@ -41,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+from designer_paired import mcnemar_p  # benchmarks/ is on sys.path: the scripts run as files
 from scipy.stats import binomtest
 
 from spade_async.config import Config, load_config
@@ -75,6 +81,9 @@ class Tally:
     or example shown in the prompt included)."""
     near_copies: int = 0
     """Designs that passed admission and were rejected as near-copies of a shipped file."""
+    by_prompt: dict[int, bool] = field(default_factory=dict)
+    """Admitted or not, by the prompt's place in the job list: every setting asks the same prompts
+    in the same order, so two settings compare prompt by prompt (``paired``)."""
 
     @property
     def admitted(self) -> int:
@@ -139,13 +148,14 @@ async def measure(
                 d, library_keys, cfg.selfplay.max_library_similarity, cfg.selfplay.domain
             )
             tally.designs.append(d)
+            tally.by_prompt[i] = d.admitted
             if d.admitted and d.code:
                 near = d.nearest if part == "all" else nearest(d.code, compare)  # "all": compare is every shipped file
                 tally.similarity.append(near.ratio if near else 0.0)
                 if part == "held_out":
                     tally.similarity_shipped.append(d.nearest.ratio if d.nearest else 0.0)
             print(
-                f"  [{setting}] {len(tally.designs)}/{n} {job.origin:8s} admitted={d.admitted} "
+                f"  [{setting}] {len(tally.designs)}/{n} prompt {i} {job.skill[:12]:12s} {job.origin:8s} admitted={d.admitted} "
                 f"tokens={len(d.completion.token_ids)} {d.completion.finish_reason} {(d.reasons or [''])[0][:60]}",
                 flush=True,
             )
@@ -155,6 +165,23 @@ async def measure(
                 tg.start_soon(one, i, job)
     tally.seconds = time.perf_counter() - t0
     return tally
+
+
+def paired(a: Tally, b: Tally) -> str:
+    """``b`` against ``a`` on the same prompts: how many both, only one, or neither admitted,
+    and the exact McNemar p on the prompts where they differ (does ``b`` write differently, not
+    only draw other prompts?)."""
+    both = only_a = only_b = neither = 0
+    for i in sorted(a.by_prompt.keys() & b.by_prompt.keys()):
+        x, y = a.by_prompt[i], b.by_prompt[i]
+        both += x and y
+        only_a += x and not y
+        only_b += y and not x
+        neither += not (x or y)
+    return (
+        f"{b.setting} against {a.setting}, prompt by prompt: both admitted {both}, only {a.setting} {only_a}, "
+        f"only {b.setting} {only_b}, neither {neither}; McNemar p {mcnemar_p(only_a, only_b):.3f}"
+    )
 
 
 def apply_copy_rules(d: Design, library_keys: frozenset[str], limit: float, domain: str) -> bool:
@@ -263,6 +290,7 @@ def main() -> None:
             for t in tallies
             if t.similarity_shipped
         ),
+        *("- " + paired(tallies[0], t) for t in tallies[1:]),
     ]
     print("\n".join(lines))
     if args.out is not None:

@@ -79,3 +79,18 @@ def test_the_benchmark_counts_a_passing_near_copy_as_not_admitted() -> None:
         library = load_library(cfg.warmstart.library, cfg.selfplay.domain)
         tally = anyio.run(measure, "scripted", engine, cfg, library, 1)
         assert (tally.admitted, tally.near_copies) == (admitted, near_copies), (name, tally.designs[0].reasons)
+        assert tally.by_prompt == {0: bool(admitted)}  # what `paired` compares settings by
+
+
+def test_two_settings_are_compared_prompt_by_prompt() -> None:
+    """``paired`` matches the two settings' designs by prompt, not by count: the same admitted
+    fraction from different prompts is four discordant pairs, not a tie."""
+    from designs import Tally, paired
+
+    a = Tally("warm", by_prompt={0: True, 1: True, 2: False, 3: False, 4: True})
+    b = Tally("adapter=v16", by_prompt={0: False, 1: False, 2: True, 3: True, 4: True})
+    line = paired(a, b)
+    assert "both admitted 1, only warm 2, only adapter=v16 2, neither 0" in line
+    assert "McNemar p 1.000" in line
+    c = Tally("after", by_prompt={i: True for i in range(5)})
+    assert "only after 2, neither 0; McNemar p 0.500" in paired(a, c)
