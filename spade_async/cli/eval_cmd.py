@@ -148,10 +148,12 @@ def eval_command(
 ) -> None:
     """Score the base model and adapters of RUN_DIR on held-out suites (paired delta, 95% interval)."""
     run = run_folder(run_dir) if run_dir else None  # before the heavy imports: a typo answers at once
-    if run is not None and (run / DB_NAME).is_file():
-        RunDir(run).check_database()  # damaged: one line before any item is scored or eval/ is written
-    if run is not None:  # eval/ (base cache, timing) and the results rows are written after the scoring
-        RunDir(run).check_writable("eval", "eval/base_cache", *([] if no_save else [DB_NAME]))
+    if run is not None:  # one line before any item is scored or eval/ is written
+        folder = RunDir(run)
+        if folder.db.is_file():
+            folder.check_database()  # damaged
+        # eval/ (base cache, timing) and the results rows are written after the scoring
+        folder.check_writable("eval", "eval/base_cache", *([] if no_save else [DB_NAME]))
     cfg = _load_config(run, config_path, overrides)
     from spade_async.eval.models import ModelSpecError, resolve_models
     from spade_async.eval.suites import SuiteError, build_suite
