@@ -34,6 +34,8 @@ from spade_async.memory.store import Store
 from spade_async.run.checkpoint import (
     LEGACY_STATE_FILE,
     STATE_FILE,
+    TENSORS_FILE,
+    VERSION_FILE,
     CheckpointError,
     read_checkpoint,
     set_rng_states,
@@ -57,13 +59,28 @@ class Restorable(Protocol):
     def restore(self, snap: dict[str, Any]) -> None: ...
 
 
+PEFT_CONFIG = "adapter_config.json"
+PEFT_WEIGHTS = "adapter_model.safetensors"
+"""What ``save_pretrained`` of a PEFT adapter writes: a checkpoint's adapter with the one has the other."""
+
+
 def checkpoint_problem(folder: Path) -> str | None:
-    """Why the checkpoint folder ``folder`` is not whole (None when it is): a missing folder or
-    state, or a safetensors file (its tensors, its adapter) cut short or damaged."""
+    """Why the checkpoint folder ``folder`` is not whole (None when it is): a missing folder,
+    state or tensors file, a learner's checkpoint without its adapter (or a PEFT adapter without
+    its weights), or a safetensors file (its tensors, its adapter) cut short or damaged.
+    (``write_checkpoint`` writes the tensors file beside every ``state.json``, and the adapter
+    beside the version file.)"""
     if not folder.is_dir():
         return f"{folder} is missing"
     if not (folder / STATE_FILE).is_file() and not (folder / LEGACY_STATE_FILE).is_file():
         return f"{folder} has no {STATE_FILE}"
+    if (folder / STATE_FILE).is_file() and not (folder / TENSORS_FILE).is_file():
+        return f"{folder} has no {TENSORS_FILE}"
+    adapter = folder / ADAPTER_DIR
+    if (folder / VERSION_FILE).is_file() and not (adapter.is_dir() and any(adapter.iterdir())):
+        return f"{folder} has no {ADAPTER_DIR}"
+    if (adapter / PEFT_CONFIG).is_file() and not (adapter / PEFT_WEIGHTS).is_file():  # PEFT writes both
+        return f"{folder} has no {ADAPTER_DIR}/{PEFT_WEIGHTS}"
     for file in sorted(folder.rglob("*.safetensors")):
         problem = safetensors_problem(file)
         if problem is not None:

@@ -17,8 +17,8 @@ from spade_async.config import Config
 from spade_async.memory.run_dir import RunDir
 from spade_async.memory.store import Store
 from spade_async.run.assemble import _prepare_run_dir, open_run
-from spade_async.run.checkpoint import STATE_FILE
-from spade_async.run.checkpointer import Checkpointer, ConfigStamp
+from spade_async.run.checkpoint import STATE_FILE, TENSORS_FILE, VERSION_FILE
+from spade_async.run.checkpointer import Checkpointer, ConfigStamp, checkpoint_problem
 from spade_async.run.control import RunControl
 from spade_async.run.publisher import AdapterPublisher
 from spade_async.testing import COIN_ENV, ScriptedEngine, ScriptedLearner
@@ -90,14 +90,17 @@ async def test_the_checkpointer_commits_announces_then_prunes(tmp_path: Path) ->
     assert events[-1] == "checkpoint after step 4: checkpoints/step_4"
 
 
-async def test_restore_takes_the_newest_whole_checkpoint(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lost", [STATE_FILE, TENSORS_FILE])
+async def test_restore_takes_the_newest_whole_checkpoint(tmp_path: Path, lost: str) -> None:
+    """A newest checkpoint that lost its state or its tensors file is skipped with a warning, and
+    the run resumes from the one before (not a dead end: "tensor 'rng/torch' is missing")."""
     checkpointer, store = await open_checkpointer(tmp_path, keep=3)
     lines: list[str] = []
     target = Snapshots()
     try:
         for step in range(3):
             await checkpointer.save(step, {"marker": step})
-        (checkpointer.folder.checkpoints / "step_3" / STATE_FILE).unlink()  # the newest is damaged
+        (checkpointer.folder.checkpoints / "step_3" / lost).unlink()  # the newest is damaged
         checkpointer.committed.clear()
         start = await checkpointer.restore(target, ScriptedEngine(), force=False, report=lines.append)
     finally:
@@ -107,6 +110,19 @@ async def test_restore_takes_the_newest_whole_checkpoint(tmp_path: Path) -> None
     assert any("skipping a damaged checkpoint: checkpoints/step_3" in line for line in lines), lines
     assert checkpointer.committed == {0, 1}  # the rows after the one used are truncated
     assert lines[-1].startswith("resuming at step 3 from the checkpoint after step 2")
+
+
+def test_a_learner_checkpoint_without_its_adapter_weights_is_not_whole(tmp_path: Path) -> None:
+    """The adapter a resume loads into the engine: a checkpoint whose version file says a learner
+    wrote it needs its adapter folder, and a PEFT adapter its weights file beside its config."""
+    folder = tmp_path / "step_1"
+    (folder / "adapter").mkdir(parents=True)
+    (folder / STATE_FILE).write_text("{}")
+    (folder / TENSORS_FILE).write_bytes(b"")
+    (folder / VERSION_FILE).write_text("3\n")
+    assert checkpoint_problem(folder) == f"{folder} has no adapter"
+    (folder / "adapter" / "adapter_config.json").write_text("{}")
+    assert checkpoint_problem(folder) == f"{folder} has no adapter/adapter_model.safetensors"
 
 
 async def test_the_publisher_writes_loads_and_prunes_adapters(tmp_path: Path) -> None:
