@@ -48,9 +48,14 @@ async def _run(tmp_path: Path, steps: int, *, resume: bool = False) -> list[str]
 
 
 def _as_peft(run: Path) -> None:
-    """The scripted learner's adapter folders, made to look like PEFT folders for --step."""
+    """The scripted learner's adapter folders, made to look like PEFT folders for --step (the
+    config and a weights file, as ``save_pretrained`` writes: a resume skips a checkpoint whose
+    PEFT adapter has one without the other)."""
+    from safetensors.torch import save_file
+
     for folder in (run / "checkpoints").glob("step_*/adapter"):
         (folder / "adapter_config.json").write_text("{}")
+        save_file({}, str(folder / "adapter_model.safetensors"))
 
 
 def _events(run: Path, kind: str) -> list[str]:
