@@ -88,7 +88,7 @@ def test_a_stage_counts_until_it_raises() -> None:
 
 TEAM_SCRIPT = textwrap.dedent(
     """
-    import os, threading, torch
+    import os, threading, time, torch
     from spade_async.hardware.openmp import release_openmp_team
     torch.set_num_threads(2)
 
@@ -100,6 +100,9 @@ TEAM_SCRIPT = textwrap.dedent(
     (a @ a).sum()  # a parallel op: this thread now keeps an OpenMP team (one more thread)
     with_team = live_threads()
     released = release_openmp_team()
+    deadline = time.monotonic() + 10  # a freed worker exits on its own schedule: wait for it, not forever
+    while live_threads() > base and time.monotonic() < deadline:
+        time.sleep(0.01)
     print(base, with_team, live_threads(), released)
     """
 )
